@@ -1,0 +1,3 @@
+from gpcbench.cli import main
+
+raise SystemExit(main())
