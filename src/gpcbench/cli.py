@@ -1,15 +1,134 @@
-"""Command-line entry points called by the Snakemake rules (``python -m gpcbench ...``)."""
+"""Command-line entry points called by the Snakemake rules (``python -m gpcbench ...``).
+
+Each command parses its arguments and calls one library function. Expected failures (unknown
+data set, unreachable source, checksum mismatch, malformed file, bad protocol) print one line
+naming the culprit and exit with status 1; nothing partial is left behind because every writer
+is atomic.
+"""
 
 from __future__ import annotations
 
 import argparse
+import fcntl
+import json
 import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def _exclusive(lock_path: Path):
+    """Serialise concurrent fetch jobs that share the archive cache."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def cmd_fetch(args) -> None:
+    from gpcbench.data.sources import fetch_raw_set
+
+    with _exclusive(Path(args.cache_dir) / ".lock"):
+        manifest = fetch_raw_set(
+            args.raw_set, Path(args.raw_dir), Path(args.cache_dir), offline=args.offline,
+            order=tuple(args.order.split(",")), connect_timeout=args.connect_timeout,
+        )
+    print(f"fetched {args.raw_set} from {manifest.get('source', '?')}", file=sys.stderr)
+
+
+def cmd_preprocess(args) -> None:
+    from gpcbench.data.preprocess import preprocess
+
+    provenance = preprocess(args.dataset, Path(args.raw_dir), Path(args.out_dir), seed=args.seed)
+    print(f"{args.dataset}: {provenance['rows']} x {provenance['columns']}", file=sys.stderr)
+
+
+def cmd_split(args) -> None:
+    from gpcbench.data.dataset import load_dataset
+    from gpcbench.data.splits import make_splits
+    from gpcbench.io import atomic_write_json
+    from gpcbench.seeds import derive_seed
+
+    protocol = json.loads(args.protocol)
+    dataset = load_dataset(Path(args.data))
+    seed = derive_seed(args.seed, "split", args.seed_key)
+    folds = make_splits(protocol, dataset, seed)
+    atomic_write_json(Path(args.output), {
+        "protocol": protocol, "seed": seed, "data_sha256": dataset.provenance.get("sha256"),
+        "n_rows": int(dataset.X.shape[0]), "folds": folds,
+    })
+
+
+def cmd_run_fold(args) -> None:
+    from gpcbench.experiments.run_fold import run_fold
+    from gpcbench.seeds import derive_seed
+
+    upstream = dict(item.split("=", 1) for item in args.upstream)
+    record = run_fold(
+        experiment=args.experiment, dataset_id=args.entry, method=args.method, fold=args.fold,
+        data_path=Path(args.data), splits_path=Path(args.splits), output=Path(args.output),
+        options=json.loads(args.options), threads=args.threads, time_limit=args.time_limit,
+        seed=derive_seed(args.seed, args.experiment, args.entry, args.method, args.fold),
+        standardize_inputs=args.standardize, upstream=upstream, code_hash=args.code_hash,
+    )
+    print(f"{args.method} fold {args.fold}: {record['status']} {record['message']}", file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpcbench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("fetch", help="fetch one raw set into RAW_DIR/<name>/")
+    p.add_argument("raw_set")
+    p.add_argument("--raw-dir", default="data/raw")
+    p.add_argument("--cache-dir", default="data/archives")
+    p.add_argument("--offline", action="store_true")
+    p.add_argument("--order", default="archive,canonical")
+    p.add_argument("--connect-timeout", type=float, default=5.0)
+    p.set_defaults(func=cmd_fetch)
+
+    p = sub.add_parser("preprocess", help="write OUT_DIR/<dataset>.npz and .json")
+    p.add_argument("dataset")
+    p.add_argument("--raw-dir", default="data/raw")
+    p.add_argument("--out-dir", default="data/processed")
+    p.add_argument("--seed", type=int, required=True)
+    p.set_defaults(func=cmd_preprocess)
+
+    p = sub.add_parser("split", help="write the train/test folds of one data set")
+    p.add_argument("data")
+    p.add_argument("output")
+    p.add_argument("--protocol", required=True, help="protocol as JSON")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--seed-key", required=True, help="entries sharing it share their splits")
+    p.set_defaults(func=cmd_split)
+
+    p = sub.add_parser("run-fold", help="fit and evaluate one method on one fold")
+    for name in ("experiment", "entry", "method", "data", "splits", "output"):
+        p.add_argument(f"--{name}", required=True)
+    p.add_argument("--fold", type=int, required=True)
+    p.add_argument("--options", default="{}")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--time-limit", type=float, default=3600.0)
+    p.add_argument("--standardize", action="store_true")
+    p.add_argument("--upstream", action="append", default=[], metavar="METHOD/foldK=PATH")
+    p.add_argument("--code-hash", default="")
+    p.set_defaults(func=cmd_run_fold)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gpcbench")
-    parser.add_subparsers(dest="command", required=True)
-    parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (KeyError, ValueError, RuntimeError, OSError) as exc:
+        message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"gpcbench {args.command}: error: {message.splitlines()[0] if message else type(exc).__name__}",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,0 +1,1 @@
+"""Non-GP baselines of the papers' tables (thin layers over scikit-learn)."""

@@ -1,0 +1,86 @@
+"""Loading and validating the pipeline configuration (schema: workflow/schemas/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration error; the message names the offending key."""
+
+
+def _key_path(path) -> str:
+    parts = []
+    for item in path:
+        parts.append(f"[{item}]" if isinstance(item, int) else f".{item}")
+    return "".join(parts).lstrip(".") or "(top level)"
+
+
+def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
+    """Check ``config`` against the JSON schema and the registries; raise ConfigError naming
+    the first offending key."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = jsonschema.exceptions.best_match(errors)
+        raise ConfigError(f"config key '{_key_path(error.absolute_path)}': {error.message}")
+    _check_names(config)
+    return config
+
+
+def _check_names(config: dict) -> None:
+    from gpcbench.data.registry import DATASETS
+    from gpcbench.experiments.registry import METHODS
+
+    for name, experiment in config["experiments"].items():
+        for entry, spec in experiment["datasets"].items():
+            data = spec.get("data", entry)
+            if data not in DATASETS:
+                raise ConfigError(f"config key 'experiments.{name}.datasets.{entry}': "
+                                  f"unknown data set '{data}'")
+        for i, method in enumerate(experiment["methods"]):
+            if method not in METHODS:
+                raise ConfigError(f"config key 'experiments.{name}.methods[{i}]': "
+                                  f"unknown method '{method}'")
+    for name, table in config["tables"].items():
+        experiment = config["experiments"].get(table["experiment"])
+        if experiment is None:
+            raise ConfigError(f"config key 'tables.{name}.experiment': "
+                              f"unknown experiment '{table['experiment']}'")
+        for entry in table["datasets"]:
+            if entry not in experiment["datasets"]:
+                raise ConfigError(f"config key 'tables.{name}.datasets.{entry}': not a data set "
+                                  f"of experiment '{table['experiment']}'")
+    prepare = config["data"].get("prepare", [])
+    for i, data in enumerate([] if prepare == "all" else prepare):
+        if data not in DATASETS:
+            raise ConfigError(f"config key 'data.prepare[{i}]': unknown data set '{data}'")
+
+
+def load_config(path: Path) -> dict:
+    try:
+        config = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    return validate_config(config)
+
+
+def entry_protocol(experiment: dict, entry: str) -> dict:
+    """The experiment's protocol with the entry's overrides applied."""
+    return {**experiment["protocol"], **experiment["datasets"][entry].get("protocol", {})}
+
+
+def n_folds(protocol: dict) -> int:
+    """Number of fold jobs a protocol yields (known from the config alone)."""
+    kind = protocol["type"]
+    if kind in ("kfold", "blocks"):
+        return int(protocol.get("folds", 10))
+    if kind == "random":
+        return int(protocol.get("partitions", 20))
+    return 1

@@ -1,0 +1,77 @@
+"""Fold results -> flat tables and per-cell summaries (mean and spread over folds)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpcbench.io import atomic_write_text
+
+FOLD_COLUMNS = [
+    "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
+    "brier", "n_test", "n_train", "fit_s", "predict_s", "converged", "n_iter",
+    "hyperparameters", "seed", "data_sha256", "code_hash", "git_commit", "packages",
+]
+
+
+def fold_row(record: dict) -> dict:
+    """One flat row of a fold result record."""
+    metrics = record.get("metrics", {})
+    timings = record.get("timings", {})
+    convergence = record.get("convergence", {})
+    provenance = record["provenance"]
+    return {
+        "experiment": record["experiment"], "dataset": record["dataset"],
+        "method": record["method"], "label": record["label"], "fold": record["fold"],
+        "status": record["status"], "message": record["message"].splitlines()[0] if record["message"] else "",
+        "error": metrics.get("error"), "nlpd": metrics.get("nlpd"), "brier": metrics.get("brier"),
+        "n_test": metrics.get("n_test"), "n_train": record.get("n_train"),
+        "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
+        "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),
+        "hyperparameters": json.dumps(record.get("hyperparameters", {}), sort_keys=True),
+        "seed": record["seed"], "data_sha256": provenance.get("data_sha256"),
+        "code_hash": provenance.get("code_hash"), "git_commit": provenance.get("git_commit"),
+        "packages": json.dumps(provenance.get("packages", {}), sort_keys=True),
+    }
+
+
+def collect_folds(result_paths, output: str | Path) -> pd.DataFrame:
+    """Read fold result JSONs and write them as one CSV (atomically)."""
+    rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
+    frame = pd.DataFrame(rows, columns=FOLD_COLUMNS)
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False)
+    atomic_write_text(Path(output), buf.getvalue())
+    return frame
+
+
+def summarise(folds: pd.DataFrame) -> pd.DataFrame:
+    """One row per (experiment, data set, method): mean, s.d. and s.e. of the error over the
+    successful folds, NLPD, Brier, timings, convergence and failure counts."""
+    def cell(group: pd.DataFrame) -> pd.Series:
+        ok = group[group["status"] == "ok"]
+        errors = ok["error"].dropna().to_numpy(dtype=float)
+        n = errors.size
+        sd = float(np.std(errors, ddof=1)) if n > 1 else np.nan
+        failed = group[group["status"] != "ok"]
+        return pd.Series({
+            "label": group["label"].iloc[0],
+            "n_folds": len(group), "n_ok": len(ok), "n_failed": len(failed),
+            "failures": "; ".join(f"fold {r.fold}: {r.status} ({r.message})"
+                                  for r in failed.itertuples()),
+            "error_mean": float(errors.mean()) if n else np.nan,
+            "error_sd": sd, "error_se": sd / np.sqrt(n) if n > 1 else np.nan,
+            "errors_mean": float((ok["error"] * ok["n_test"]).mean()) if n else np.nan,
+            "n_test_mean": float(ok["n_test"].mean()) if n else np.nan,
+            "nlpd_mean": pd.to_numeric(ok["nlpd"], errors="coerce").mean(),
+            "brier_mean": pd.to_numeric(ok["brier"], errors="coerce").mean(),
+            "fit_s_mean": ok["fit_s"].mean(), "fit_s_total": ok["fit_s"].sum(),
+            "converged_fraction": ok["converged"].astype(float).mean() if len(ok) else np.nan,
+        })
+
+    keys = ["experiment", "dataset", "method"]
+    return folds.groupby(keys, sort=False).apply(cell, include_groups=False).reset_index()

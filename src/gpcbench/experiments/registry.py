@@ -1,0 +1,124 @@
+"""Method registry: name -> estimator factory, printed label and the code its results depend on.
+
+Adding a method is one ``register(MethodSpec(...))`` call here; the Snakemake rules read the
+registry, so they never change. Each fold job carries :func:`method_code_hash` in its
+``params``: Snakemake reruns a job when its params change, so editing a method's module reruns
+exactly that method's folds (and the reports), while new file times (a fresh clone) rerun
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+from gpcbench.baselines.lda import make_lda
+from gpcbench.baselines.neighbors import CrossValidatedKNN, make_one_nn
+
+# Modules every fold result depends on, whatever the method.
+COMMON_MODULES = (
+    "gpcbench.experiments.run_fold",
+    "gpcbench.experiments.metrics",
+    "gpcbench.data.dataset",
+)
+
+
+@dataclass(frozen=True)
+class FitContext:
+    """What a factory may use to build an estimator for one fold.
+
+    ``upstream`` maps ``"<method>/fold<k>"`` to the result record of a job this one depends
+    on (warm starts, kernels learned by another method), as declared by ``MethodSpec.upstream``.
+    """
+
+    options: dict
+    seed: int
+    n_jobs: int
+    feature_types: tuple[str, ...]
+    fold: int
+    upstream: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One row of the papers' tables.
+
+    Parameters
+    ----------
+    name : str
+        Slug used in file paths and the config (``[a-z0-9_-]+``).
+    label : str
+        The method name exactly as printed in the papers' tables.
+    factory : callable
+        ``factory(ctx: FitContext) -> estimator`` with ``fit``/``predict``/``predict_proba``.
+    modules : tuple of str
+        Modules whose source the results depend on (hashed into the job's params).
+    probabilistic : bool
+        Whether ``predict_proba`` gives real probabilities (else no NLPD is reported).
+    upstream : callable
+        ``upstream(fold) -> list[(method, fold)]``: results this fold job needs first.
+    """
+
+    name: str
+    label: str
+    factory: Callable[[FitContext], object]
+    modules: tuple[str, ...]
+    probabilistic: bool = True
+    upstream: Callable[[int], list] = lambda fold: []
+
+
+METHODS: dict[str, MethodSpec] = {}
+
+
+class UnknownMethodError(KeyError):
+    def __str__(self):
+        return self.args[0]
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    if spec.name in METHODS:
+        raise ValueError(f"method '{spec.name}' is registered twice")
+    METHODS[spec.name] = spec
+    return spec
+
+
+def method_spec(name: str) -> MethodSpec:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise UnknownMethodError(
+            f"unknown method '{name}'; known: {', '.join(sorted(METHODS))}") from None
+
+
+def method_code_hash(name: str) -> str:
+    """SHA-256 over the source of the method's modules, its factory and the common modules."""
+    spec = method_spec(name)
+    digest = hashlib.sha256()
+    for module in (*COMMON_MODULES, *spec.modules):
+        digest.update(inspect.getsource(importlib.import_module(module)).encode())
+    digest.update(inspect.getsource(spec.factory).encode())
+    return digest.hexdigest()[:16]
+
+
+register(MethodSpec(
+    name="lda", label="LDA",
+    factory=lambda ctx: make_lda(),
+    modules=("gpcbench.baselines.lda",),
+))
+register(MethodSpec(
+    name="1nn", label="1-NN",
+    factory=lambda ctx: make_one_nn(),
+    modules=("gpcbench.baselines.neighbors",),
+    probabilistic=False,
+))
+register(MethodSpec(
+    name="knn", label="k-NN",
+    factory=lambda ctx: CrossValidatedKNN(
+        k_grid=ctx.options.get("k_grid", range(1, 31)), cv_folds=ctx.options.get("cv_folds", 5),
+        random_state=ctx.seed, n_jobs=ctx.n_jobs),
+    modules=("gpcbench.baselines.neighbors",),
+    probabilistic=False,
+))

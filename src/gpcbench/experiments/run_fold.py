@@ -1,0 +1,145 @@
+"""Run one (experiment, data set, method, fold) job and write its result record.
+
+The fit runs in a forked child process so that a crash, a hang past the time limit or an
+exception in the method becomes a result with ``status`` failed / timeout / diverged instead
+of stopping the pipeline; the record is written atomically, so an interrupted job leaves
+nothing behind and reruns.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from gpcbench.data.dataset import load_dataset
+from gpcbench.experiments.metrics import fold_metrics
+from gpcbench.experiments.registry import FitContext, method_spec
+from gpcbench.io import atomic_write_json, sha256_file
+from gpcbench.provenance import git_commit, host, package_versions
+
+STATUSES = ("ok", "failed", "diverged", "timeout")
+
+
+class DivergenceError(ArithmeticError):
+    """Raised by a method whose iterations diverged (non-finite objective or parameters)."""
+
+
+def standardize(X_train, X_test, continuous):
+    """Zero mean, unit variance on the training rows, for the continuous columns only."""
+    X_train, X_test = X_train.copy(), X_test.copy()
+    mean = X_train[:, continuous].mean(axis=0)
+    scale = X_train[:, continuous].std(axis=0)
+    scale[scale == 0] = 1.0
+    X_train[:, continuous] = (X_train[:, continuous] - mean) / scale
+    X_test[:, continuous] = (X_test[:, continuous] - mean) / scale
+    return X_train, X_test
+
+
+def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_classes: int) -> dict:
+    """Fit the method, predict the test rows; probabilities indexed by class 0..n_classes-1."""
+    estimator = method_spec(method).factory(ctx)
+    start = time.perf_counter()
+    estimator.fit(X_train, y_train)
+    fit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    y_pred = np.asarray(estimator.predict(X_test)) if len(X_test) else np.array([], dtype=int)
+    proba = None
+    if method_spec(method).probabilistic and len(X_test):
+        proba = np.zeros((len(X_test), n_classes))
+        proba[:, np.asarray(estimator.classes_, dtype=int)] = estimator.predict_proba(X_test)
+    predict_s = time.perf_counter() - start
+    return {
+        "y_pred": y_pred, "proba": proba, "fit_s": fit_s, "predict_s": predict_s,
+        "hyperparameters": getattr(estimator, "hyperparameters_", {}),
+        "converged": bool(getattr(estimator, "converged_", True)),
+        "n_iter": getattr(estimator, "n_iter_", None),
+        "trace": getattr(estimator, "convergence_trace_", []),
+    }
+
+
+def _child(conn, threads, args):
+    try:
+        with threadpool_limits(threads):
+            conn.send(("ok", fit_and_predict(*args)))
+    except (DivergenceError, FloatingPointError) as exc:
+        conn.send(("diverged", f"{type(exc).__name__}: {exc}"))
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes a result record
+        tb = traceback.format_exc(limit=-3)
+        conn.send(("failed", f"{type(exc).__name__}: {exc}\n{tb}"))
+    finally:
+        conn.close()
+
+
+def run_isolated(args: tuple, threads: int, time_limit: float) -> tuple[str, object]:
+    """``fit_and_predict(*args)`` in a forked child; (status, outcome or message)."""
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(child, threads, args), daemon=True)
+    process.start()
+    child.close()
+    try:
+        if not parent.poll(time_limit):
+            return "timeout", f"fit and predict did not finish within {time_limit:g} s"
+        try:
+            return parent.recv()
+        except EOFError:
+            process.join(5)
+            return "failed", f"the fitting process died (exit code {process.exitcode})"
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+        parent.close()
+
+
+def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_path: Path,
+             splits_path: Path, output: Path, options: dict, seed: int, threads: int = 1,
+             time_limit: float = 3600.0, standardize_inputs: bool = True,
+             upstream: dict[str, Path] | None = None, code_hash: str = "") -> dict:
+    """Run one fold job and write ``output`` (JSON); returns the record."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    data = load_dataset(data_path)
+    split = json.loads(Path(splits_path).read_text())["folds"][fold]
+    train, test = np.asarray(split["train"], dtype=int), np.asarray(split["test"], dtype=int)
+    X_train, X_test = data.X[train], data.X[test]
+    continuous = ~data.discrete_mask
+    if standardize_inputs and continuous.any():
+        X_train, X_test = standardize(X_train, X_test, continuous)
+    ctx = FitContext(
+        options=options, seed=seed, n_jobs=threads, feature_types=tuple(data.feature_types),
+        fold=fold, upstream={key: json.loads(Path(p).read_text())
+                             for key, p in (upstream or {}).items()},
+    )
+    args = (method, ctx, X_train, data.y[train], X_test, len(data.class_names))
+    status, outcome = run_isolated(args, threads, time_limit)
+    record = {
+        "experiment": experiment, "dataset": dataset_id, "method": method,
+        "label": method_spec(method).label, "fold": fold, "seed": seed, "status": status,
+        "message": "" if status == "ok" else str(outcome),
+        "n_train": int(train.size), "options": options, "standardized": standardize_inputs,
+        "provenance": {
+            "data": str(data_path), "data_sha256": data.provenance.get("sha256"),
+            "splits_sha256": sha256_file(splits_path), "code_hash": code_hash,
+            "packages": package_versions(), "git_commit": git_commit(), "host": host(),
+            "started": started, "threads": threads,
+        },
+    }
+    if status == "ok":
+        try:
+            record["metrics"] = fold_metrics(data.y[test], outcome["y_pred"], outcome["proba"],
+                                             method_spec(method).probabilistic)
+        except FloatingPointError as exc:
+            record.update(status="diverged", message=str(exc))
+        record["timings"] = {"fit_s": outcome["fit_s"], "predict_s": outcome["predict_s"]}
+        record["hyperparameters"] = outcome["hyperparameters"]
+        record["convergence"] = {"converged": outcome["converged"], "n_iter": outcome["n_iter"],
+                                 "trace": outcome["trace"]}
+    atomic_write_json(Path(output), record)
+    return record

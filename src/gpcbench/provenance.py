@@ -1,0 +1,46 @@
+"""What every result file records about where it came from: packages, commit, host."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+TRACKED_PACKAGES = (
+    "gpcbench", "numpy", "scipy", "scikit-learn", "pandas", "joblib", "numba", "snakemake",
+)
+
+
+@lru_cache(maxsize=1)
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages results depend on, plus Python's."""
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+@lru_cache(maxsize=1)
+def git_commit(repo: Path | None = None) -> str:
+    """The commit of the working tree, suffixed ``+dirty`` when tracked files differ from it."""
+    cwd = repo or Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def host() -> str:
+    return platform.node()

@@ -1,0 +1,73 @@
+# Everything that is not a rule: config validation, job enumeration, input functions.
+import json
+
+from snakemake.exceptions import WorkflowError
+
+from gpcbench.config import ConfigError, entry_protocol, n_folds, validate_config
+from gpcbench.data.registry import DATASETS, raw_sets_for
+from gpcbench.experiments.registry import method_code_hash, method_spec
+from gpcbench.workflow import data_code_hash, published_hash, report_outputs
+
+try:
+    validate_config(config)
+except ConfigError as exc:
+    raise WorkflowError(f"gpcbench: {exc}") from None
+
+EXPERIMENTS = config["experiments"]
+JOBS = config["jobs"]
+
+
+wildcard_constraints:
+    experiment="[a-z0-9_]+",
+    entry="[a-z0-9_]+",
+    dataset="[a-z0-9_]+",
+    raw="[a-z0-9_]+",
+    method="[a-z0-9_-]+",
+    fold="[0-9]+",
+
+
+def entry_data(experiment, entry):
+    return EXPERIMENTS[experiment]["datasets"][entry].get("data", entry)
+
+
+def entry_folds(experiment, entry):
+    return n_folds(entry_protocol(EXPERIMENTS[experiment], entry))
+
+
+def fold_results(experiment):
+    """Every fold result file of one experiment."""
+    spec = EXPERIMENTS[experiment]
+    return [
+        f"results/{experiment}/{entry}/{method}/fold{fold}.json"
+        for entry in spec["datasets"]
+        for method in spec["methods"]
+        for fold in range(entry_folds(experiment, entry))
+    ]
+
+
+def used_datasets():
+    """Processed data sets some experiment runs on."""
+    return sorted({entry_data(name, entry) for name, spec in EXPERIMENTS.items()
+                   for entry in spec["datasets"]})
+
+
+def prepared_datasets():
+    prepare = config["data"].get("prepare", [])
+    extra = set(DATASETS) if prepare == "all" else set(prepare)
+    return sorted(extra.union(used_datasets()))
+
+
+def final_outputs():
+    return [
+        *(f"data/processed/{name}.npz" for name in prepared_datasets()),
+        *report_outputs(config),
+    ]
+
+
+def upstream_results(wildcards):
+    """Results this fold job needs first (warm starts, kernels of another method)."""
+    spec = method_spec(wildcards.method)
+    return {
+        f"{method}/fold{fold}": f"results/{wildcards.experiment}/{wildcards.entry}/{method}/fold{fold}.json"
+        for method, fold in spec.upstream(int(wildcards.fold))
+    }

