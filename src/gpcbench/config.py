@@ -29,7 +29,10 @@ def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         error = jsonschema.exceptions.best_match(errors)
-        raise ConfigError(f"config key '{_key_path(error.absolute_path)}': {error.message}")
+        path = list(error.absolute_path)
+        if error.validator == "required":  # name the missing key itself
+            path.append(next(k for k in error.validator_value if k not in error.instance))
+        raise ConfigError(f"config key '{_key_path(path)}': {error.message}")
     _check_names(config)
     return config
 

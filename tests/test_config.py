@@ -1,0 +1,64 @@
+"""The configs validate; bad configs are rejected with the offending key named."""
+
+import copy
+
+import pytest
+import yaml
+
+from gpcbench.config import ConfigError, load_config, n_folds, validate_config
+
+
+@pytest.fixture
+def config(repo):
+    return yaml.safe_load((repo / "config" / "config.yaml").read_text())
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml"])
+def test_shipped_configs_validate(repo, name):
+    load_config(repo / "config" / name)
+
+
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (lambda c: c.update(seed="abc"), "seed"),
+        (lambda c: c.pop("offline"), "offline"),
+        (lambda c: c["data"].update(source_order=["archive", "ftp"]), "data.source_order[1]"),
+        (lambda c: c["jobs"].update(threads=0), "jobs.threads"),
+        (lambda c: c["experiments"]["kim2006_binary"]["protocol"].update(folds="ten"),
+         "experiments.kim2006_binary.protocol.folds"),
+        (lambda c: c["experiments"]["kim2006_binary"]["protocol"].update(type="bootstrap"),
+         "experiments.kim2006_binary.protocol.type"),
+        (lambda c: c["experiments"]["kim2006_binary"].update(colour="red"),
+         "experiments.kim2006_binary"),
+        (lambda c: c["experiments"]["kim2006_binary"]["methods"].append("no-such-method"),
+         "experiments.kim2006_binary.methods[3]"),
+        (lambda c: c["experiments"]["kim2006_binary"]["datasets"].update(nosuchset={}),
+         "experiments.kim2006_binary.datasets.nosuchset"),
+        (lambda c: c["tables"]["kim2006_table4"].update(experiment="nowhere"),
+         "tables.kim2006_table4.experiment"),
+        (lambda c: c["tables"]["kim2006_table4"].update(metric="auc"), "tables.kim2006_table4.metric"),
+    ],
+)
+def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
+    bad = copy.deepcopy(config)
+    mutate(bad)
+    with pytest.raises(ConfigError) as info:
+        validate_config(bad)
+    message = str(info.value)
+    assert f"config key '{key}'" in message
+    assert "\n" not in message
+
+
+def test_unreadable_config_file_is_named(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("seed: [unclosed\n")
+    with pytest.raises(ConfigError, match="broken.yaml"):
+        load_config(path)
+
+
+def test_fold_counts_follow_the_protocol():
+    assert n_folds({"type": "kfold", "folds": 10}) == 10
+    assert n_folds({"type": "random", "partitions": 20, "n_train": 1, "n_test": 1}) == 20
+    assert n_folds({"type": "fixed"}) == 1
+    assert n_folds({"type": "per_class", "per_cell": 3}) == 1

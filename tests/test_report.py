@@ -1,0 +1,46 @@
+"""Report tables: joins with the published numbers, the two-standard-error flag, formats."""
+
+import numpy as np
+import pytest
+import pandas as pd
+
+from gpcbench.experiments.aggregate import summarise
+from gpcbench.experiments.report import published_cells, table_cells, wide_table
+
+TABLE = {"title": "T", "experiment": "exp", "datasets": {"d1": "Data One"}, "metric": "error",
+         "spread": "se", "published": {"file": "pub.csv", "mean": "error_mean", "spread": "error_se"}}
+
+
+def _folds(errors, method="m", label="M", status=None):
+    n = len(errors)
+    return pd.DataFrame({
+        "experiment": "exp", "dataset": "d1", "method": method, "label": label, "fold": range(n),
+        "status": status or ["ok"] * n, "message": "", "error": errors, "nlpd": np.nan,
+        "brier": 0.1, "n_test": 20, "n_train": 80, "fit_s": 1.0, "predict_s": 0.1,
+        "converged": True, "n_iter": 1})
+
+
+def test_flag_marks_differences_beyond_two_combined_standard_errors(tmp_path):
+    errors = np.array([0.10, 0.15, 0.05, 0.10, 0.10])
+    se = errors.std(ddof=1) / np.sqrt(5)
+    summary = summarise(pd.concat([_folds(errors), _folds(errors, "k", "K")]))
+    near = 0.10 + 1.9 * np.hypot(se, 0.01)
+    far = 0.10 + 2.1 * np.hypot(se, 0.01)
+    (tmp_path / "pub.csv").write_text(
+        f"dataset,method,error_mean,error_se\nData One,M,{near},0.01\nData One,K,{far},0.01\n"
+        "Data One,Only published,0.2,0.02\n")
+    cells = table_cells(TABLE, summary, published_cells(TABLE, tmp_path)).set_index("method")
+    assert cells.loc["M", "ours"] == np.mean(errors)
+    assert cells.loc["M", "ours_spread"] == se
+    assert not cells.loc["M", "flag"] and cells.loc["K", "flag"]
+    assert np.isnan(cells.loc["Only published", "ours"])
+    wide = wide_table(TABLE, cells.reset_index())
+    assert wide.loc["K", "Data One"].endswith(f"! [{far:.4f} ± 0.0100]")
+    assert wide.loc["Only published", "Data One"].startswith("—")
+
+
+def test_failed_folds_are_excluded_and_counted():
+    folds = _folds([0.1, 0.2, np.nan], status=["ok", "ok", "timeout"])
+    row = summarise(folds).iloc[0]
+    assert row["n_ok"] == 2 and row["n_failed"] == 1
+    assert row["error_mean"] == pytest.approx(0.15) and "fold 2: timeout" in row["failures"]

@@ -1,0 +1,103 @@
+"""One fold job: a record for every outcome (ok, failed, diverged, timeout), never a crash."""
+
+import json
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from gpcbench.data.dataset import Dataset, save_dataset
+from gpcbench.experiments import registry
+from gpcbench.experiments.registry import MethodSpec
+from gpcbench.experiments.run_fold import DivergenceError, run_fold
+from gpcbench.io import atomic_write_json
+
+
+class Scripted(ClassifierMixin, BaseEstimator):
+    """A classifier whose fit does what the test asks: work, raise, diverge or hang."""
+
+    def __init__(self, behaviour="ok"):
+        self.behaviour = behaviour
+
+    def fit(self, X, y):
+        if self.behaviour == "raise":
+            raise RuntimeError("boom")
+        if self.behaviour == "diverge":
+            raise DivergenceError("log Z is NaN at sweep 3")
+        if self.behaviour == "hang":
+            time.sleep(60)
+        if self.behaviour == "crash":
+            import os
+            os._exit(3)
+        self.classes_ = np.unique(y)
+        self.hyperparameters_ = {"threshold": 0.0}
+        self.converged_ = False
+        self.convergence_trace_ = [{"iteration": 1, "objective": -1.0}]
+        return self
+
+    def predict(self, X):
+        return (X[:, 0] > 0).astype(int)
+
+    def predict_proba(self, X):
+        p = 1 / (1 + np.exp(-4 * X[:, 0]))
+        return np.column_stack([1 - p, p])
+
+
+@pytest.fixture
+def fold_inputs(tmp_path, monkeypatch):
+    for behaviour in ("ok", "raise", "diverge", "hang", "crash"):
+        monkeypatch.setitem(registry.METHODS, f"scripted-{behaviour}", MethodSpec(
+            name=f"scripted-{behaviour}", label=behaviour,
+            factory=lambda ctx, b=behaviour: Scripted(b), modules=()))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y[:3] = 1 - y[:3]  # three label errors
+    save_dataset(Dataset(X, y, ["x1", "x2"], ["continuous"] * 2, ["neg", "pos"]),
+                 tmp_path / "toy.npz", tmp_path / "toy.json")
+    atomic_write_json(tmp_path / "splits.json", {"folds": [
+        {"train": list(range(20, 40)), "test": list(range(20))}]})
+    return tmp_path
+
+
+def _run(tmp_path, method, **kw):
+    out = tmp_path / f"{method}.json"
+    record = run_fold(experiment="e", dataset_id="toy", method=method, fold=0,
+                      data_path=tmp_path / "toy.npz", splits_path=tmp_path / "splits.json",
+                      output=out, options={}, seed=1, standardize_inputs=False, **kw)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(record))
+    return record
+
+
+def test_ok_fold_records_metrics_against_an_independent_count(fold_inputs):
+    record = _run(fold_inputs, "scripted-ok")
+    assert record["status"] == "ok"
+    X = np.load(fold_inputs / "toy.npz")["X"][:20]
+    y = np.load(fold_inputs / "toy.npz")["y"][:20]
+    assert record["metrics"]["error"] == np.mean((X[:, 0] > 0).astype(int) != y)
+    p_true = np.where(y == 1, 1 / (1 + np.exp(-4 * X[:, 0])), 1 - 1 / (1 + np.exp(-4 * X[:, 0])))
+    assert record["metrics"]["nlpd"] == pytest.approx(-np.mean(np.log(p_true)))
+    assert record["convergence"]["converged"] is False
+    assert record["hyperparameters"] == {"threshold": 0.0}
+    for key in ("data_sha256", "splits_sha256", "packages", "git_commit"):
+        assert record["provenance"][key]
+
+
+@pytest.mark.parametrize("method, status, text", [
+    ("scripted-raise", "failed", "RuntimeError: boom"),
+    ("scripted-diverge", "diverged", "log Z is NaN"),
+    ("scripted-crash", "failed", "exit code 3"),
+])
+def test_failures_become_records(fold_inputs, method, status, text):
+    record = _run(fold_inputs, method)
+    assert record["status"] == status
+    assert text in record["message"]
+    assert "metrics" not in record
+
+
+def test_timeout_becomes_a_record_quickly(fold_inputs):
+    start = time.perf_counter()
+    record = _run(fold_inputs, "scripted-hang", time_limit=1.0)
+    assert record["status"] == "timeout"
+    assert time.perf_counter() - start < 20
