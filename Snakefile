@@ -6,7 +6,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The papers' protocol, unless a --configfile replaces it (no merging: smoke.yaml stands alone).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
 
 
 report: "workflow/report/workflow.rst"

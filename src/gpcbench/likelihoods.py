@@ -18,12 +18,12 @@ For the noisy threshold, with  z = y mu / sqrt(s2 + v)  (eq. 20 when s2 = 0),
 and the moment-matched site (eq. 21 in natural parameters) is
 
     site precision      = w (z + w) / (s2 + v (1 - w (z + w)))
-    site natural mean   = (y w sqrt(s2 + v) + mu w (z + w)) / (s2 + v (1 - w (z + w))).
+    site natural mean   = y sqrt(s2 + v) w (1 + z (z + w)) / (s2 + v (1 - w (z + w))).
 
 Everything is evaluated from log Phi (an erfc-based log_ndtr with an asymptotic series in the
 far left tail) and ratios exp(log N - log Phi); for epsilon = 0 and z < -30 the quantities
-z + w and 1 - w (z + w), which cancel catastrophically, come from the asymptotic (Mills
-ratio) series instead. Site precisions can be negative when epsilon > 0 (the likelihood is
+z + w, 1 - w (z + w) and 1 + z (z + w), which cancel catastrophically, come from the
+asymptotic (Mills ratio) series instead. Site precisions can be negative when epsilon > 0 (the likelihood is
 not log-concave); EP decides what to do with them.
 
 The Gaussian likelihood N(y | f, sigma2) is the regression case of Rodrigues (2014),
@@ -60,16 +60,17 @@ def _mills_series():
 
     Phi(-x) = N(x) S(u) / x with S(u) = sum_k (-1)^k (2k-1)!! u^k (the Mills ratio). With
     w = N(-x)/Phi(-x) = x / S and z = -x one gets z + w = T / (x S) with
-    T(u) = (1 - S)/u = sum_k (-1)^k (2k+1)!! u^k, and 1 - w (z + w) = u P(u) / S^2 with
-    P(u) = (S^2 - T)/u.
+    T(u) = (1 - S)/u = sum_k (-1)^k (2k+1)!! u^k, 1 - w (z + w) = u P(u) / S^2 with
+    P(u) = (S^2 - T)/u, and 1 + z (z + w) = u Q(u) / S with Q(u) = (S - T)/u.
     """
     s = np.array([(-1) ** k * _double_factorial(2 * k - 1) for k in range(_N_SERIES + 1)], float)
     t = np.array([(-1) ** k * _double_factorial(2 * k + 1) for k in range(_N_SERIES + 1)], float)
     p = (np.convolve(s, s)[: _N_SERIES + 1] - t)[1:]
-    return s, t, p
+    q = (s - t)[1:]
+    return s, t, p, q
 
 
-_S_COEF, _T_COEF, _P_COEF = _mills_series()
+_S_COEF, _T_COEF, _P_COEF, _Q_COEF = _mills_series()
 
 
 @njit(cache=True)
@@ -112,13 +113,15 @@ def _logaddexp(a, b):
 
 @njit(cache=True)
 def _threshold_terms(z, epsilon):
-    """(log Z, w, z + w, 1 - w (z + w)) of the noisy threshold, see the module docstring."""
+    """(log Z, w, t = z + w, 1 - w t, 1 + z t) of the noisy threshold (module docstring)."""
     if epsilon == 0.0 and z < -_TAIL:
         x = -z
         u = 1.0 / (x * x)
         s = _polyval(_S_COEF, u)
         log_z = -0.5 * x * x - math.log(x) - _LOG_SQRT_2PI + math.log(s)
-        return log_z, x / s, _polyval(_T_COEF, u) / (x * s), u * _polyval(_P_COEF, u) / (s * s)
+        shifted = _polyval(_T_COEF, u) / (x * s)
+        one_minus = u * _polyval(_P_COEF, u) / (s * s)
+        return log_z, x / s, shifted, one_minus, u * _polyval(_Q_COEF, u) / s
     log_cdf = log_ndtr(z)
     if epsilon == 0.0:
         log_z = log_cdf
@@ -128,7 +131,7 @@ def _threshold_terms(z, epsilon):
         log_z = _logaddexp(math.log(epsilon), log_scale + log_cdf)
     w = math.exp(log_scale - 0.5 * z * z - _LOG_SQRT_2PI - log_z)
     shifted = z + w
-    return log_z, w, shifted, 1.0 - w * shifted
+    return log_z, w, shifted, 1.0 - w * shifted, 1.0 + z * shifted
 
 
 @njit(cache=True)
@@ -137,13 +140,14 @@ def threshold_tilted(y, mu, var, epsilon, probit_variance):
     scale2 = probit_variance + var
     root = math.sqrt(scale2)
     z = y * mu / root
-    log_z, w, shifted, one_minus = _threshold_terms(z, epsilon)
-    wzw = w * shifted
+    log_z, w, shifted, one_minus, one_plus = _threshold_terms(z, epsilon)
     denom = probit_variance + var * one_minus  # = (s2 + v) * (tilted variance / v)
-    mean = mu + var * y * w / root
+    # mu + v dlogZ/dmu and the site of eq. 21, rewritten with mu = y z sqrt(s2 + v) so that
+    # no large terms cancel: mean = y (z s2 + v t) / sqrt(s2 + v).
+    mean = y * (z * probit_variance + var * shifted) / root
     variance = var * denom / scale2
-    site_precision = wzw / denom
-    site_natural_mean = (y * w * root + mu * wzw) / denom
+    site_precision = w * shifted / denom
+    site_natural_mean = y * root * w * one_plus / denom
     return log_z, mean, variance, site_precision, site_natural_mean
 
 

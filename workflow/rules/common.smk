@@ -1,5 +1,6 @@
 # Everything that is not a rule: config validation, job enumeration, input functions.
 import json
+import sys
 
 from snakemake.exceptions import WorkflowError
 
@@ -14,6 +15,9 @@ except ConfigError as exc:
     raise WorkflowError(f"gpcbench: {exc}") from None
 
 EXPERIMENTS = config["experiments"]
+# Jobs run the library with the interpreter running Snakemake (the project's venv), so an
+# unactivated .venv/bin/snakemake works too.
+GPCBENCH = f"{sys.executable} -m gpcbench"
 JOBS = config["jobs"]
 
 

@@ -13,7 +13,7 @@ rule fetch_raw:
     resources:
         runtime=30,
     shell:
-        "python -m gpcbench fetch {wildcards.raw} --raw-dir data/raw --cache-dir data/archives"
+        "{GPCBENCH} fetch {wildcards.raw} --raw-dir data/raw --cache-dir data/archives"
         " --order {params.order} --connect-timeout {params.timeout} {params.offline} 2> {log}"
 
 
@@ -31,5 +31,5 @@ rule preprocess:
     resources:
         runtime=30,
     shell:
-        "python -m gpcbench preprocess {wildcards.dataset} --raw-dir data/raw"
+        "{GPCBENCH} preprocess {wildcards.dataset} --raw-dir data/raw"
         " --out-dir data/processed --seed {params.seed} 2> {log}"

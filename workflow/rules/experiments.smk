@@ -23,7 +23,7 @@ rule run_fold:
         mem_mb=JOBS.get("mem_mb", 2000),
         runtime=lambda w: int(JOBS["time_limit_s"] / 60) + 5,
     shell:
-        "python -m gpcbench run-fold --experiment {wildcards.experiment} --entry {wildcards.entry}"
+        "{GPCBENCH} run-fold --experiment {wildcards.experiment} --entry {wildcards.entry}"
         " --method {wildcards.method} --fold {wildcards.fold} --data {input.data}"
         " --splits {input.splits} --output {output} --options {params.options:q}"
         " --seed {params.seed} --threads {threads} --time-limit {params.time_limit}"

@@ -13,5 +13,5 @@ rule split:
         group=lambda w: EXPERIMENTS[w.experiment]["datasets"][w.entry].get("split_group", w.entry),
         seed=config["seed"],
     shell:
-        "python -m gpcbench split {input} {output} --protocol {params.protocol:q}"
+        "{GPCBENCH} split {input} {output} --protocol {params.protocol:q}"
         " --seed {params.seed} --seed-key {wildcards.experiment}/{params.group} 2> {log}"

