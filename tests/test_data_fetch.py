@@ -25,7 +25,11 @@ from gpcbench.data.registry import DebSource, RemoteFile, UnknownDatasetError, U
 from gpcbench.data.sources import DataSourceError, fetch_raw_set
 
 RAW = "mclust_thyroid"  # a real raw set name: its data sets (thyroid, thyroid3) can be built
-THYROID_ROWS = [(1, 107, 10.1, 2.2, 0.9, 2.7), (2, 98, 25.0, 5.5, 0.1, -0.1), (3, 110, 1.1, 0.6, 40.0, 38.0)]
+THYROID_ROWS = [
+    (1, 107, 10.1, 2.2, 0.9, 2.7),
+    (2, 98, 25.0, 5.5, 0.1, -0.1),
+    (3, 110, 1.1, 0.6, 40.0, 38.0),
+]
 GOOD = "".join(",".join(f"{v:g}" for v in row) + "\n" for row in THYROID_ROWS).encode()
 GOOD_SHA = hashlib.sha256(GOOD).hexdigest()
 DEB_MEMBER = "usr/share/gpcbench-test/new-thyroid.data"
@@ -48,13 +52,15 @@ def make_deb(files: dict[str, bytes]) -> bytes:
             info = tarfile.TarInfo(f"./{path}")
             info.size = len(payload)
             tar.addfile(info, io.BytesIO(payload))
-    return b"!<arch>\n" + _ar_entry("debian-binary", b"2.0\n") + _ar_entry("data.tar.xz", buffer.getvalue())
+    return (
+        b"!<arch>\n" + _ar_entry("debian-binary", b"2.0\n") + _ar_entry("data.tar.xz", buffer.getvalue())
+    )
 
 
 class RecordingHandler(SimpleHTTPRequestHandler):
     """Serves a folder and records every requested path on the server object."""
 
-    def do_GET(self):  # noqa: N802 (http.server naming)
+    def do_GET(self):
         self.server.requests.append(self.path)
         super().do_GET()
 
@@ -90,7 +96,9 @@ def canonical(url: str, sha256: str | None = GOOD_SHA) -> UrlSource:
 
 
 def deb(server, sha256: str, name: str = "test.deb") -> DebSource:
-    return DebSource("gpcbench-test", "1.0-1", f"{server.base}/{name}", sha256, (DEB_MEMBER,), "uci_new_thyroid")
+    return DebSource(
+        "gpcbench-test", "1.0-1", f"{server.base}/{name}", sha256, (DEB_MEMBER,), "uci_new_thyroid"
+    )
 
 
 def closed_port_url() -> str:
@@ -104,7 +112,9 @@ def closed_port_url() -> str:
 
 
 def assert_nothing_left(raw_dir: Path) -> None:
-    leftovers = sorted(p.relative_to(raw_dir).as_posix() for p in raw_dir.rglob("*")) if raw_dir.exists() else []
+    leftovers = (
+        sorted(p.relative_to(raw_dir).as_posix() for p in raw_dir.rglob("*")) if raw_dir.exists() else []
+    )
     assert leftovers == []
 
 
@@ -179,7 +189,9 @@ def test_archive_checksum_mismatch_is_not_cached(server, tmp_path):
 
 
 def test_corrupt_archive_falls_back_to_canonical(server, tmp_path):
-    manifest = fetch(RAW, tmp_path, [deb(server, "0" * 64), canonical(f"{server.base}/new-thyroid.data")])
+    manifest = fetch(
+        RAW, tmp_path, [deb(server, "0" * 64), canonical(f"{server.base}/new-thyroid.data")]
+    )
     assert manifest["source"] == "canonical"
     assert "SHA-256 mismatch" in manifest["sources_failed_before"][0]
 
@@ -194,7 +206,9 @@ def test_unreachable_source_without_fallback(tmp_path):
 
 def test_malformed_file_is_rejected_and_the_next_source_used(server, tmp_path):
     html = canonical(f"{server.base}/html/new-thyroid.data", sha256=None)
-    manifest = fetch(RAW, tmp_path, [html, canonical(f"{server.base}/new-thyroid.data")], order=("canonical",))
+    manifest = fetch(
+        RAW, tmp_path, [html, canonical(f"{server.base}/new-thyroid.data")], order=("canonical",)
+    )
     assert manifest["files"]["new-thyroid.data"]["sha256"] == GOOD_SHA
     assert "malformed file" in manifest["sources_failed_before"][0]
 
@@ -288,7 +302,9 @@ def test_preprocess_unknown_data_set(tmp_path):
 
 
 def test_preprocess_before_fetch_names_the_data_set(tmp_path):
-    with pytest.raises(DataSourceError, match=r"data set 'thyroid': raw set 'mclust_thyroid' is not fetched"):
+    with pytest.raises(
+        DataSourceError, match=r"data set 'thyroid': raw set 'mclust_thyroid' is not fetched"
+    ):
         preprocess("thyroid", tmp_path / "raw", tmp_path / "processed", seed=0)
     assert not (tmp_path / "processed").exists()
 

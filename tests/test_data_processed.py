@@ -24,7 +24,7 @@ from gpcbench.data import sources
 from gpcbench.data.dataset import content_sha256, load_dataset
 from gpcbench.data.preprocess import BUILDERS, build_dataset, preprocess, read_checksums
 from gpcbench.data.readers import RawTables, read_raw_tables
-from gpcbench.data.registry import DATASETS, RAW_SETS, WheelSource, DebSource
+from gpcbench.data.registry import DATASETS, RAW_SETS, DebSource, WheelSource
 from gpcbench.data.sources import fetch_raw_set
 
 REPO = Path(__file__).resolve().parents[1]
@@ -161,7 +161,9 @@ def test_feature_types_match_kim(processed, table):
         types = loaded(processed, name).feature_types
         discrete = int(row["n_discrete"]) + (IONOSPHERE_FACTORS if name == "ionosphere" else 0)
         assert types.count("discrete") == discrete, name
-        assert types.count("continuous") == int(row["n_discrete"]) + int(row["n_continuous"]) - discrete, name
+        assert (
+            types.count("continuous") == int(row["n_discrete"]) + int(row["n_continuous"]) - discrete
+        ), name
 
 
 def test_second_fetch_needs_no_network(tmp_path, monkeypatch):
@@ -186,19 +188,26 @@ def _num(value) -> str:
 
 
 def _csv_rows(frame: pd.DataFrame, columns) -> str:
-    return "".join(",".join(str(v) for v in row) + "\n" for row in frame[columns].itertuples(index=False))
+    return "".join(
+        ",".join(str(v) for v in row) + "\n" for row in frame[columns].itertuples(index=False)
+    )
 
 
 def write_uci_new_thyroid(tables, folder):
     frame = tables["thyroid"]
     codes = frame["Diagnosis"].map({"Normal": 1, "Hyper": 2, "Hypo": 3})
-    lines = [",".join([str(c), *map(_num, row)]) for c, row in zip(codes, frame[rd.THYROID_COLUMNS[1:]].to_numpy())]
+    lines = [
+        ",".join([str(c), *map(_num, row)])
+        for c, row in zip(codes, frame[rd.THYROID_COLUMNS[1:]].to_numpy())
+    ]
     (folder / "new-thyroid.data").write_text("\n".join(lines) + "\n")
 
 
 def write_uci_heart(tables, folder):
     values = tables["heart"][rd.HEART_COLUMNS].to_numpy()
-    (folder / "processed.hungarian.data").write_text("".join(",".join(map(_num, row)) + "\n" for row in values))
+    (folder / "processed.hungarian.data").write_text(
+        "".join(",".join(map(_num, row)) + "\n" for row in values)
+    )
 
 
 def write_uci_ionosphere(tables, folder):
@@ -220,7 +229,10 @@ def write_boston_corrected(tables, folder):
     frame = tables["boston"]
     preamble = "This file contains the Harrison and Rubinfeld (1978) data corrected.\n\n"
     header = "\t".join(frame.columns)
-    body = "\n".join("\t".join(v if isinstance(v, str) else repr(v) for v in row) for row in frame.itertuples(index=False))
+    body = "\n".join(
+        "\t".join(v if isinstance(v, str) else repr(v) for v in row)
+        for row in frame.itertuples(index=False)
+    )
     (folder / "boston_corrected.txt").write_text(f"{preamble}{header}\n{body}\n")
 
 
@@ -249,17 +261,24 @@ def write_uci_iris(tables, folder):
 
 
 def write_uci_letter(tables, folder):
-    (folder / "letter-recognition.data").write_text(_csv_rows(tables["letter"], ["lettr", *rd.LETTER_COLUMNS]))
+    (folder / "letter-recognition.data").write_text(
+        _csv_rows(tables["letter"], ["lettr", *rd.LETTER_COLUMNS])
+    )
 
 
 def write_uci_splice(tables, folder):
     frame = tables["splice"]
-    lines = [f"{row[-1]:<3},{' ' * 6}SEQ-{i},{' ' * 6}{''.join(row[:-1])}" for i, row in enumerate(frame.itertuples(index=False))]
+    lines = [
+        f"{row[-1]:<3},{' ' * 6}SEQ-{i},{' ' * 6}{''.join(row[:-1])}"
+        for i, row in enumerate(frame.itertuples(index=False))
+    ]
     (folder / "splice.data").write_text("\n".join(lines) + "\n")
 
 
 def write_uci_mushroom(tables, folder):
-    (folder / "agaricus-lepiota.data").write_text(_csv_rows(tables["mushroom"], ["class", *rd.MUSHROOM_ATTRIBUTES]))
+    (folder / "agaricus-lepiota.data").write_text(
+        _csv_rows(tables["mushroom"], ["class", *rd.MUSHROOM_ATTRIBUTES])
+    )
 
 
 def _write_libsvm_pair(stem):
@@ -330,7 +349,10 @@ def test_auto_mpg_reader_reads_the_uci_layout(tmp_path):
         '25.0   4   98.00      ?          2046.      19.0   71  1\t"ford pinto"\n'
     )
     frame = read_raw_tables("uci_auto_mpg", {"auto-mpg.data": tmp_path / "auto-mpg.data"}).tables["cars"]
-    assert frame["origin"].tolist() == ["USA", "USA"] and frame["horsepower"].isna().tolist() == [False, True]
+    assert frame["origin"].tolist() == ["USA", "USA"] and frame["horsepower"].isna().tolist() == [
+        False,
+        True,
+    ]
     assert frame["name"].tolist() == ["chevrolet chevelle malibu", "ford pinto"]
 
 
@@ -342,7 +364,10 @@ def test_auto_mpg_reader_reads_the_uci_layout(tmp_path):
 def test_cho_parameters_are_the_published_table():
     rows = _published("cho2015_table1_synthetic.csv")
     means = [[float(r["mean_x"]), float(r["mean_y"])] for r in rows]
-    covs = [[[float(r["cov_11"]), float(r["cov_12"])], [float(r["cov_12"]), float(r["cov_22"])]] for r in rows]
+    covs = [
+        [[float(r["cov_11"]), float(r["cov_12"])], [float(r["cov_12"]), float(r["cov_22"])]]
+        for r in rows
+    ]
     assert np.array_equal(gen.CHO_MEANS, means) and np.array_equal(gen.CHO_COVARIANCES, covs)
 
 

@@ -1,5 +1,6 @@
 """Atomic writes leave either the old file or the new one, never a partial one."""
 
+import hashlib
 import os
 import stat
 
@@ -22,11 +23,8 @@ def test_atomic_write_replaces_and_sets_normal_permissions(tmp_path):
 def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     target = tmp_path / "f.bin"
     atomic_write_bytes(target, b"old")
-
-
     with pytest.raises(TypeError):
         atomic_write_bytes(target, object())  # not bytes: the write fails midway
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["f.bin"]
-    import hashlib
     assert sha256_file(target) == hashlib.sha256(b"old").hexdigest()

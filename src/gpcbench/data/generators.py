@@ -56,14 +56,19 @@ def cho_mixture(seed: int, n_train: int = 160, n_test: int = 400) -> Dataset:
     return Dataset(X, y, ["x1", "x2"], ["continuous"] * 2, ["1", "2", "3", "4"], provenance)
 
 
-def kim_covariance(X: np.ndarray, inverse_lengthscales, theta0: float = 1.0, theta1: float = 0.0) -> np.ndarray:
+def kim_covariance(
+    X: np.ndarray, inverse_lengthscales, theta0: float = 1.0, theta1: float = 0.0
+) -> np.ndarray:
     """Eq. 13 of Kim & Ghahramani (continuous inputs, no noise term).
 
     ``C_ij = theta0 exp(-1/2 sum_m l_m (x_i^m - x_j^m)^2) + theta1``; ``l_m`` is the inverse
     lengthscale of dimension m (it multiplies the squared distance).
     """
     diff = X[:, None, :] - X[None, :, :]
-    return theta0 * np.exp(-0.5 * np.einsum("ijm,m->ij", diff**2, np.asarray(inverse_lengthscales))) + theta1
+    return (
+        theta0 * np.exp(-0.5 * np.einsum("ijm,m->ij", diff**2, np.asarray(inverse_lengthscales)))
+        + theta1
+    )
 
 
 def kim_gp2d(
@@ -90,8 +95,14 @@ def kim_gp2d(
         blocks_y.append((f > 0).astype(np.int64))
     provenance = {
         "generator": "kim_gp2d",
-        "parameters": {"inverse_lengthscales": list(inverse_lengthscales), "theta0": theta0, "theta1": 0.0,
-                       "theta2": 0.0, "jitter": jitter, "input_range": [-10.0, 10.0]},  # fmt: skip
+        "parameters": {
+            "inverse_lengthscales": list(inverse_lengthscales),
+            "theta0": theta0,
+            "theta1": 0.0,
+            "theta2": 0.0,
+            "jitter": jitter,
+            "input_range": [-10.0, 10.0],
+        },  # fmt: skip
         "repetitions": repetitions,
         "block_size": block_size,
         "transformations": [
@@ -100,7 +111,14 @@ def kim_gp2d(
             f"(+ {jitter:g} theta0 on the diagonal for the Cholesky factor), label +1 if f > 0 else -1"
         ],
     }
-    return Dataset(np.vstack(blocks_X), np.concatenate(blocks_y), ["x1", "x2"], ["continuous"] * 2, PLUS_MINUS, provenance)
+    return Dataset(
+        np.vstack(blocks_X),
+        np.concatenate(blocks_y),
+        ["x1", "x2"],
+        ["continuous"] * 2,
+        PLUS_MINUS,
+        provenance,
+    )
 
 
 def kim_relevance(seed: int, n_train: int = 300, n_test: int = 10000) -> Dataset:
@@ -126,7 +144,9 @@ def waveform_base(dims: int = 21) -> np.ndarray:
     """Breiman's three base waves h1, h2, h3 on i = 1..21 (peaks at 11, 15 and 7)."""
     i = np.arange(1, dims + 1)
     h1 = np.maximum(6 - np.abs(i - 11), 0)
-    return np.stack([h1, np.maximum(6 - np.abs(i - 15), 0), np.maximum(6 - np.abs(i - 7), 0)]).astype(float)
+    return np.stack([h1, np.maximum(6 - np.abs(i - 15), 0), np.maximum(6 - np.abs(i - 7), 0)]).astype(
+        float
+    )
 
 
 WAVEFORM_PAIRS = ((0, 1), (0, 2), (1, 2))  # class 1: h1/h2, class 2: h1/h3, class 3: h2/h3
@@ -149,7 +169,9 @@ def waveform(seed: int, n: int = 5000) -> Dataset:
     X, classes = waveform_draw(rng, n)
     provenance = {
         "generator": "waveform",
-        "breiman_class_counts": {str(k + 1): int(c) for k, c in enumerate(np.bincount(classes, minlength=3))},
+        "breiman_class_counts": {
+            str(k + 1): int(c) for k, c in enumerate(np.bincount(classes, minlength=3))
+        },
         "transformations": [
             f"drew {n} points of Breiman's 21-dim waveform (class uniform on 1..3, u ~ U(0, 1), "
             "unit Gaussian noise)",

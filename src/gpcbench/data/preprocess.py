@@ -9,8 +9,8 @@ result is written with :func:`gpcbench.data.dataset.save_dataset`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -70,8 +70,10 @@ def build_dataset(name: str, raw_dir: Path, *, seed: int) -> Dataset:
             dataset = BUILDERS[name](*(tables for tables, _ in loaded.values()))
         except (MalformedFileError, KeyError) as exc:
             raw_names = ", ".join(spec.raw_sets)
-            raise DataSourceError(f"data set {name!r}: raw set {raw_names} does not hold what the builder needs: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+            raise DataSourceError(
+                f"data set {name!r}: raw set {raw_names} does not hold what the builder needs: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         raw_records = {raw: _raw_record(manifest, tables) for raw, (tables, manifest) in loaded.items()}
     dataset.provenance = _provenance(spec, dataset.provenance, raw_records, seed)
     return dataset
@@ -82,13 +84,17 @@ def load_raw_set(raw: str, raw_dir: Path, *, dataset: str) -> tuple[RawTables, d
     folder = raw_dir / raw
     manifest_path = folder / MANIFEST
     if not manifest_path.exists():
-        raise DataSourceError(f"data set {dataset!r}: raw set {raw!r} is not fetched (no {manifest_path})")
+        raise DataSourceError(
+            f"data set {dataset!r}: raw set {raw!r} is not fetched (no {manifest_path})"
+        )
     manifest = json.loads(manifest_path.read_text())
     files = {fname: folder / fname for fname in manifest["files"]}
     for fname, path in files.items():
         expected = manifest["files"][fname]["sha256"]
         if not path.exists() or sha256_file(path) != expected:
-            raise DataSourceError(f"data set {dataset!r}: raw file {path} is missing or does not match its manifest SHA-256")
+            raise DataSourceError(
+                f"data set {dataset!r}: raw file {path} is missing or does not match its manifest SHA-256"
+            )
     try:
         return read_raw_tables(manifest["reader"], files), manifest
     except MalformedFileError as exc:
@@ -96,7 +102,17 @@ def load_raw_set(raw: str, raw_dir: Path, *, dataset: str) -> tuple[RawTables, d
 
 
 def _raw_record(manifest: dict, tables: RawTables) -> dict:
-    keys = ("source", "source_type", "package", "version", "url", "archive", "archive_sha256", "reader", "note")
+    keys = (
+        "source",
+        "source_type",
+        "package",
+        "version",
+        "url",
+        "archive",
+        "archive_sha256",
+        "reader",
+        "note",
+    )
     record = {key: manifest.get(key) for key in keys}
     record["files"] = {fname: info["sha256"] for fname, info in manifest["files"].items()}
     record["reader_notes"] = list(tables.notes)
@@ -128,7 +144,9 @@ def _provenance(spec: DatasetSpec, built: dict, raw_records: dict, seed: int) ->
 
 def _substitution(spec: DatasetSpec, raw_records: dict) -> tuple[str | None, str | None]:
     """The catalog's substitute label holds for the offline source; a canonical one has its own note."""
-    canonical_notes = [r["note"] for r in raw_records.values() if r["source"] == "canonical" and r["note"]]
+    canonical_notes = [
+        r["note"] for r in raw_records.values() if r["source"] == "canonical" and r["note"]
+    ]
     if any(r["source"] == "canonical" for r in raw_records.values()):
         return None, ("; ".join(canonical_notes) or None)
     return spec.substitute, spec.differences
@@ -167,7 +185,9 @@ def _encode_labels(labels, class_names: list[str], mapping: dict | None = None) 
 def _from_frame(frame, features, discrete, labels, class_names, transformations, **extra) -> Dataset:
     types = ["discrete" if f in discrete else "continuous" for f in features]
     X = frame[features].to_numpy(dtype=float)
-    return Dataset(X, labels, list(features), types, class_names, {"transformations": transformations, **extra})
+    return Dataset(
+        X, labels, list(features), types, class_names, {"transformations": transformations, **extra}
+    )
 
 
 @builder("thyroid")
@@ -183,8 +203,12 @@ def build_thyroid(raw: RawTables) -> Dataset:
 def build_thyroid3(raw: RawTables) -> Dataset:
     frame = raw.tables["thyroid"]
     classes = ["normal", "hyper", "hypo"]
-    y = _encode_labels(frame["Diagnosis"], classes, {"Normal": "normal", "Hyper": "hyper", "Hypo": "hypo"})
-    return _from_frame(frame, rd.THYROID_COLUMNS[1:], (), y, classes, ["label: Diagnosis as is (3 classes)"])
+    y = _encode_labels(
+        frame["Diagnosis"], classes, {"Normal": "normal", "Hyper": "hyper", "Hypo": "hypo"}
+    )
+    return _from_frame(
+        frame, rd.THYROID_COLUMNS[1:], (), y, classes, ["label: Diagnosis as is (3 classes)"]
+    )
 
 
 HEART_DISCRETE = ("sex", "cp", "fbs", "restecg", "exang", "slope", "thal")
@@ -244,7 +268,9 @@ def _crabs(raw: RawTables, features: list[str], note: str) -> Dataset:
 
 @builder("crabs")
 def build_crabs(raw: RawTables) -> Dataset:
-    return _crabs(raw, ["sp", "index", *CRAB_MEASUREMENTS], "inputs: sp and index (discrete) + 5 measurements")
+    return _crabs(
+        raw, ["sp", "index", *CRAB_MEASUREMENTS], "inputs: sp and index (discrete) + 5 measurements"
+    )
 
 
 @builder("crabs_colour")
@@ -262,7 +288,9 @@ PIMA_FEATURES = ["npreg", "glu", "bp", "skin", "bmi", "ped", "age"]
 
 def _pima(frame: pd.DataFrame, transformations: list[str], **extra) -> Dataset:
     y = _encode_labels(frame["type"], ["No", "Yes"])
-    return _from_frame(frame, PIMA_FEATURES, (), y, ["No", "Yes"], ["label: type", *transformations], **extra)
+    return _from_frame(
+        frame, PIMA_FEATURES, (), y, ["No", "Yes"], ["label: type", *transformations], **extra
+    )
 
 
 @builder("pima_tr")
@@ -276,7 +304,21 @@ def build_pima(raw: RawTables) -> Dataset:
     return _pima(frame, ["rows: the 200 of Pima.tr, then the 332 of Pima.te"])
 
 
-BOSTON_UCI = ["CRIM", "ZN", "INDUS", "CHAS", "NOX", "RM", "AGE", "DIS", "RAD", "TAX", "PTRATIO", "B", "LSTAT"]
+BOSTON_UCI = [
+    "CRIM",
+    "ZN",
+    "INDUS",
+    "CHAS",
+    "NOX",
+    "RM",
+    "AGE",
+    "DIS",
+    "RAD",
+    "TAX",
+    "PTRATIO",
+    "B",
+    "LSTAT",
+]
 BOSTON_FEATURES = ["TOWN#", "TRACT", "LON", "LAT", *BOSTON_UCI]
 
 
@@ -336,7 +378,9 @@ GLASS_CLASSES = ["WinF", "WinNF", "Veh", "Con", "Tabl", "Head"]
 def build_glass(raw: RawTables) -> Dataset:
     frame = raw.tables["fgl"]
     y = _encode_labels(frame["type"], GLASS_CLASSES)
-    return _from_frame(frame, rd.FGL_COLUMNS[:-1], (), y, GLASS_CLASSES, ["label: type (MASS fgl levels)"])
+    return _from_frame(
+        frame, rd.FGL_COLUMNS[:-1], (), y, GLASS_CLASSES, ["label: type (MASS fgl levels)"]
+    )
 
 
 @builder("iris")
@@ -354,7 +398,9 @@ def _pm_dataset(X, labels, negative, transformations: list[str], prefix: str = "
         raise MalformedFileError(f"expected two labels including {negative!r}, got {sorted(values)}")
     y = (labels != negative).astype(np.int64)
     names = [f"{prefix}{j}" for j in range(1, X.shape[1] + 1)]
-    return Dataset(X, y, names, ["continuous"] * X.shape[1], PLUS_MINUS, {"transformations": transformations})
+    return Dataset(
+        X, y, names, ["continuous"] * X.shape[1], PLUS_MINUS, {"transformations": transformations}
+    )
 
 
 @builder("bci", "g241d", "digit1")
@@ -394,7 +440,9 @@ def _digit_pair(raw: RawTables, pair: tuple[int, int]) -> Dataset:
     rows = np.isin(digits, pair)
     y = (digits[rows] == pair[1]).astype(np.int64)
     names = [f"px{r}_{c}" for r in range(1, 17) for c in range(1, 17)]
-    transformations = [f"rows: digits {pair[0]} and {pair[1]} in file order; label {pair[0]} vs {pair[1]}"]
+    transformations = [
+        f"rows: digits {pair[0]} and {pair[1]} in file order; label {pair[0]} vs {pair[1]}"
+    ]
     return Dataset(raw.tables["X"][rows], y, names, ["continuous"] * 256, [str(d) for d in pair],
                    {"transformations": transformations})  # fmt: skip
 
@@ -413,7 +461,14 @@ def _letter_pair(raw: RawTables, pair: tuple[str, str]) -> Dataset:
     frame = raw.tables["letter"]
     frame = frame[frame["lettr"].isin(pair)].reset_index(drop=True)
     y = _encode_labels(frame["lettr"], list(pair))
-    return _from_frame(frame, rd.LETTER_COLUMNS, (), y, list(pair), [f"rows: letters {' and '.join(pair)} in file order"])
+    return _from_frame(
+        frame,
+        rd.LETTER_COLUMNS,
+        (),
+        y,
+        list(pair),
+        [f"rows: letters {' and '.join(pair)} in file order"],
+    )
 
 
 @builder("letters_ab")
@@ -464,7 +519,9 @@ def build_astroparticle(raw: RawTables) -> Dataset:
 
 @builder("adult")
 def build_adult(raw: RawTables) -> Dataset:
-    dataset = _train_test(raw, -1.0, "label -1/+1 as in a1a; 123 binary indicators (Platt's encoding)", "f")
+    dataset = _train_test(
+        raw, -1.0, "label -1/+1 as in a1a; 123 binary indicators (Platt's encoding)", "f"
+    )
     dataset.feature_types = ["discrete"] * dataset.X.shape[1]
     return dataset
 
@@ -482,7 +539,9 @@ def build_mushrooms(raw: RawTables) -> Dataset:
         for value in sorted(frame[attribute].str.strip().unique()):
             columns.append((frame[attribute].str.strip() == value).to_numpy(dtype=float))
             names.append(f"{attribute}={value}")
-    y = _encode_labels(frame["class"].str.strip(), ["edible", "poisonous"], {"e": "edible", "p": "poisonous"})
+    y = _encode_labels(
+        frame["class"].str.strip(), ["edible", "poisonous"], {"e": "edible", "p": "poisonous"}
+    )
     transformations = [
         f"dropped {MUSHROOM_DROPPED}; one-hot encoded the other 21 attributes over the values "
         f"present (sorted) -> {len(names)} indicator columns",
@@ -501,8 +560,13 @@ def build_ringnorm(raw: RawTables) -> Dataset:
     features = [c for c in frame.columns if c != "class"]
     X = frame[features].to_numpy(dtype=float) / RINGNORM_SCALE
     y = _encode_labels(frame["class"].astype(int).astype(str), ["0", "1"])
-    transformations = [f"values divided by {RINGNORM_SCALE:g} (KEEL stores them x1000)", "label: class 0/1 as in KEEL"]
-    return Dataset(X, y, features, ["continuous"] * len(features), ["0", "1"], {"transformations": transformations})
+    transformations = [
+        f"values divided by {RINGNORM_SCALE:g} (KEEL stores them x1000)",
+        "label: class 0/1 as in KEEL",
+    ]
+    return Dataset(
+        X, y, features, ["continuous"] * len(features), ["0", "1"], {"transformations": transformations}
+    )
 
 
 @builder("twonorm")

