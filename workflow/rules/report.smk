@@ -8,8 +8,8 @@ rule collect:
         "results/{experiment}/folds.csv",
     log:
         "logs/collect/{experiment}.log",
-    script:
-        "../scripts/collect.py"
+    shell:
+        "{GPCBENCH} collect {output} {input} 2> {log}"
 
 
 rule report:
@@ -29,7 +29,8 @@ rule report:
     log:
         "logs/report.log",
     params:
-        published_dir="config/published",
         published=published_hash("config/published"),
-    script:
-        "../scripts/report.py"
+        config=lambda w: json.dumps(config, sort_keys=True),
+    shell:
+        "{GPCBENCH} report --config-json {params.config:q} --published config/published"
+        " --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"

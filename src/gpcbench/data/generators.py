@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpcbench.covariance import Covariance
 from gpcbench.data.dataset import Dataset
 
 PLUS_MINUS = ["-1", "+1"]
@@ -56,21 +57,6 @@ def cho_mixture(seed: int, n_train: int = 160, n_test: int = 400) -> Dataset:
     return Dataset(X, y, ["x1", "x2"], ["continuous"] * 2, ["1", "2", "3", "4"], provenance)
 
 
-def kim_covariance(
-    X: np.ndarray, inverse_lengthscales, theta0: float = 1.0, theta1: float = 0.0
-) -> np.ndarray:
-    """Eq. 13 of Kim & Ghahramani (continuous inputs, no noise term).
-
-    ``C_ij = theta0 exp(-1/2 sum_m l_m (x_i^m - x_j^m)^2) + theta1``; ``l_m`` is the inverse
-    lengthscale of dimension m (it multiplies the squared distance).
-    """
-    diff = X[:, None, :] - X[None, :, :]
-    return (
-        theta0 * np.exp(-0.5 * np.einsum("ijm,m->ij", diff**2, np.asarray(inverse_lengthscales)))
-        + theta1
-    )
-
-
 def kim_gp2d(
     seed: int,
     repetitions: int = 10,
@@ -82,15 +68,22 @@ def kim_gp2d(
     """Kim & Ghahramani sec. 3.5.1 (Table 1): labels are the sign of a GP sample on 2-D inputs.
 
     For each repetition: 200 inputs uniform on (-10, 10)^2, a latent f ~ N(0, C) with C from
-    eq. 13 (theta0 = 1, theta1 = theta2 = 0, inverse lengthscales 0.5 and 2.0), y = sign(f).
+    eq. 13 (theta0 = 1, theta1 = 0, inverse lengthscales 0.5 and 2.0, which multiply the
+    squared distances; theta2 = 1e-8 theta0 only to keep the Cholesky factor stable),
+    y = sign(f).
     Repetition k occupies rows ``block_size*k`` to ``block_size*(k+1) - 1``.
     """
+    covariance = Covariance(
+        theta0=theta0,
+        theta1=0.0,
+        theta2=jitter * theta0,
+        inverse_lengthscale=np.asarray(inverse_lengthscales),
+    )
     rng = np.random.default_rng(seed)
     blocks_X, blocks_y = [], []
     for _ in range(repetitions):
         X = rng.uniform(-10.0, 10.0, size=(block_size, 2))
-        C = kim_covariance(X, inverse_lengthscales, theta0) + jitter * theta0 * np.eye(block_size)
-        f = np.linalg.cholesky(C) @ rng.standard_normal(block_size)
+        f = np.linalg.cholesky(covariance(X)) @ rng.standard_normal(block_size)
         blocks_X.append(X)
         blocks_y.append((f > 0).astype(np.int64))
     provenance = {
@@ -99,16 +92,16 @@ def kim_gp2d(
             "inverse_lengthscales": list(inverse_lengthscales),
             "theta0": theta0,
             "theta1": 0.0,
-            "theta2": 0.0,
-            "jitter": jitter,
+            "theta2": jitter * theta0,
             "input_range": [-10.0, 10.0],
-        },  # fmt: skip
+        },
         "repetitions": repetitions,
         "block_size": block_size,
         "transformations": [
             f"{repetitions} repetitions of {block_size} points: x ~ U(-10, 10)^2, f ~ GP(0, C) with "
-            f"C_ij = {theta0:g} exp(-1/2 sum_m l_m (x_i^m - x_j^m)^2), l = {tuple(inverse_lengthscales)} "
-            f"(+ {jitter:g} theta0 on the diagonal for the Cholesky factor), label +1 if f > 0 else -1"
+            f"C_ij = {theta0:g} exp(-1/2 sum_m l_m (x_i^m - x_j^m)^2), "
+            f"l = {tuple(inverse_lengthscales)}, theta2 = {jitter * theta0:g} on the diagonal "
+            "(Cholesky stability); label +1 if f > 0 else -1"
         ],
     }
     return Dataset(

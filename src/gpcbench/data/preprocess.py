@@ -68,7 +68,7 @@ def build_dataset(name: str, raw_dir: Path, *, seed: int) -> Dataset:
         loaded = {raw: load_raw_set(raw, Path(raw_dir), dataset=name) for raw in spec.raw_sets}
         try:
             dataset = BUILDERS[name](*(tables for tables, _ in loaded.values()))
-        except (MalformedFileError, KeyError) as exc:
+        except (ValueError, KeyError) as exc:  # MalformedFileError is a ValueError
             raw_names = ", ".join(spec.raw_sets)
             raise DataSourceError(
                 f"data set {name!r}: raw set {raw_names} does not hold what the builder needs: "
@@ -93,10 +93,11 @@ def load_raw_set(raw: str, raw_dir: Path, *, dataset: str) -> tuple[RawTables, d
         expected = manifest["files"][fname]["sha256"]
         if not path.exists() or sha256_file(path) != expected:
             raise DataSourceError(
-                f"data set {dataset!r}: raw file {path} is missing or does not match its manifest SHA-256"
+                f"data set {dataset!r}: raw file {path} is missing or does not match "
+                "its manifest SHA-256"
             )
     try:
-        return read_raw_tables(manifest["reader"], files), manifest
+        return read_raw_tables(manifest["format"], files), manifest
     except MalformedFileError as exc:
         raise DataSourceError(f"data set {dataset!r}: raw set {raw!r} is malformed: {exc}") from exc
 
@@ -110,7 +111,7 @@ def _raw_record(manifest: dict, tables: RawTables) -> dict:
         "url",
         "archive",
         "archive_sha256",
-        "reader",
+        "format",
         "note",
     )
     record = {key: manifest.get(key) for key in keys}
@@ -195,8 +196,14 @@ def build_thyroid(raw: RawTables) -> Dataset:
     frame = raw.tables["thyroid"]
     mapping = {"Normal": "normal", "Hyper": "abnormal", "Hypo": "abnormal"}
     y = _encode_labels(frame["Diagnosis"], ["normal", "abnormal"], mapping)
-    return _from_frame(frame, rd.THYROID_COLUMNS[1:], (), y, ["normal", "abnormal"],
-                       ["label: Normal -> normal; Hyper and Hypo -> abnormal"])  # fmt: skip
+    return _from_frame(
+        frame,
+        rd.THYROID_COLUMNS[1:],
+        (),
+        y,
+        ["normal", "abnormal"],
+        ["label: Normal -> normal; Hyper and Hypo -> abnormal"],
+    )
 
 
 @builder("thyroid3")
@@ -304,21 +311,11 @@ def build_pima(raw: RawTables) -> Dataset:
     return _pima(frame, ["rows: the 200 of Pima.tr, then the 332 of Pima.te"])
 
 
+# fmt: off
 BOSTON_UCI = [
-    "CRIM",
-    "ZN",
-    "INDUS",
-    "CHAS",
-    "NOX",
-    "RM",
-    "AGE",
-    "DIS",
-    "RAD",
-    "TAX",
-    "PTRATIO",
-    "B",
-    "LSTAT",
+    "CRIM", "ZN", "INDUS", "CHAS", "NOX", "RM", "AGE", "DIS", "RAD", "TAX", "PTRATIO", "B", "LSTAT",
 ]
+# fmt: on
 BOSTON_FEATURES = ["TOWN#", "TRACT", "LON", "LAT", *BOSTON_UCI]
 
 
@@ -425,9 +422,10 @@ def build_newsgroups(raw: RawTables) -> Dataset:
     document_frequency = np.diff((X != 0).tocsc().indptr)
     ranked = np.lexsort((np.arange(X.shape[1]), -document_frequency))
     kept = np.sort(ranked[:NEWSGROUPS_TERMS])
+    lowest = document_frequency[ranked[NEWSGROUPS_TERMS - 1]]
     transformations = [
         f"kept the {NEWSGROUPS_TERMS} of {X.shape[1]} terms with the highest document frequency "
-        f"(ties by column order; lowest kept frequency {document_frequency[ranked[NEWSGROUPS_TERMS - 1]]}), "
+        f"(ties by column order; lowest kept frequency {lowest}), "
         "in their original column order; values as in the .mat file",
     ]
     dataset = _pm_dataset(X[:, kept].toarray(), raw.tables["y"], -1, transformations, prefix="term")
@@ -443,8 +441,14 @@ def _digit_pair(raw: RawTables, pair: tuple[int, int]) -> Dataset:
     transformations = [
         f"rows: digits {pair[0]} and {pair[1]} in file order; label {pair[0]} vs {pair[1]}"
     ]
-    return Dataset(raw.tables["X"][rows], y, names, ["continuous"] * 256, [str(d) for d in pair],
-                   {"transformations": transformations})  # fmt: skip
+    return Dataset(
+        raw.tables["X"][rows],
+        y,
+        names,
+        ["continuous"] * 256,
+        [str(d) for d in pair],
+        {"transformations": transformations},
+    )
 
 
 @builder("usps01")
@@ -547,8 +551,14 @@ def build_mushrooms(raw: RawTables) -> Dataset:
         f"present (sorted) -> {len(names)} indicator columns",
         "label: e -> edible, p -> poisonous",
     ]
-    return Dataset(np.column_stack(columns), y, names, ["discrete"] * len(names), ["edible", "poisonous"],
-                   {"transformations": transformations})  # fmt: skip
+    return Dataset(
+        np.column_stack(columns),
+        y,
+        names,
+        ["discrete"] * len(names),
+        ["edible", "poisonous"],
+        {"transformations": transformations},
+    )
 
 
 RINGNORM_SCALE = 1000.0

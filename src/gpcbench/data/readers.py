@@ -55,7 +55,9 @@ def reader(name: str):
 
 def read_raw_tables(reader_name: str, files: dict[str, Path]) -> RawTables:
     """Run reader ``reader_name`` on ``files``; any parsing failure becomes MalformedFileError."""
-    func = READERS[reader_name]
+    func = READERS.get(reader_name)
+    if func is None:
+        raise MalformedFileError(f"no reader named {reader_name!r} for {', '.join(sorted(files))}")
     try:
         return func(files)
     except MalformedFileError:
@@ -187,10 +189,12 @@ def read_uci_ionosphere(files: dict[str, Path]) -> RawTables:
     return RawTables({"ionosphere": frame.astype({f"V{i}": float for i in range(1, 35)})})
 
 
+# fmt: off
 HEART_COLUMNS = [
     "age", "sex", "cp", "trestbps", "chol", "fbs", "restecg",
     "thalach", "exang", "oldpeak", "slope", "ca", "thal", "num",
-]  # fmt: skip
+]
+# fmt: on
 
 # Kaggle strings -> UCI codes (catalog row 2)
 HEART_CODES = {
@@ -290,16 +294,21 @@ def read_vega_cars(files: dict[str, Path]) -> RawTables:
     frame = pd.DataFrame.from_records(records)
     frame = frame.rename(
         columns={
-            "Miles_per_Gallon": "mpg", "Cylinders": "cylinders", "Displacement": "displacement",
-            "Horsepower": "horsepower", "Weight_in_lbs": "weight", "Acceleration": "acceleration",
-            "Origin": "origin", "Name": "name",
+            "Miles_per_Gallon": "mpg",
+            "Cylinders": "cylinders",
+            "Displacement": "displacement",
+            "Horsepower": "horsepower",
+            "Weight_in_lbs": "weight",
+            "Acceleration": "acceleration",
+            "Origin": "origin",
+            "Name": "name",
         }
-    )  # fmt: skip
+    )
     frame["year"] = frame.pop("Year").str.slice(0, 4).astype(int) - 1900
     _require(set(frame["origin"]) <= set(ORIGINS.values()), "cars.json: unknown Origin values")
     notes = ["model year taken from the Year date (1970-01-01 -> 70)"]
     return RawTables(
-        {"cars": frame[CARS_COLUMNS + ["origin", "name"]].astype({c: float for c in CARS_COLUMNS})},
+        {"cars": frame[[*CARS_COLUMNS, "origin", "name"]].astype({c: float for c in CARS_COLUMNS})},
         notes,
     )
 
@@ -307,7 +316,7 @@ def read_vega_cars(files: dict[str, Path]) -> RawTables:
 @reader("uci_auto_mpg")
 def read_uci_auto_mpg(files: dict[str, Path]) -> RawTables:
     """``auto-mpg.data``: whitespace-separated, ``?`` for missing horsepower, quoted car name."""
-    names = CARS_COLUMNS + ["origin", "name"]
+    names = [*CARS_COLUMNS, "origin", "name"]
     frame = pd.read_csv(_only(files), sep=r"\s+", header=None, names=names, na_values="?", quotechar='"')
     _require(frame["origin"].isin(list(ORIGINS)).all(), "auto-mpg.data: origin codes outside 1..3")
     frame["origin"] = frame["origin"].map(ORIGINS)
@@ -378,8 +387,10 @@ def read_mnist_16x16(files: dict[str, Path]) -> RawTables:
     padded = np.pad(images, ((0, 0), (2, 2), (2, 2)))
     pooled = padded.reshape(-1, 16, 2, 16, 2).mean(axis=(2, 4))
     scaled = pooled / 255.0 * 2.0 - 1.0
-    notes = ["padded each 28x28 image to 32x32 with zeros, 2x2 mean-pooled to 16x16 (256 dims), "
-             "scaled 0..255 to [-1, 1]"]  # fmt: skip
+    notes = [
+        "padded each 28x28 image to 32x32 with zeros, 2x2 mean-pooled to 16x16 (256 dims), "
+        "scaled 0..255 to [-1, 1]"
+    ]
     return RawTables({"X": scaled.reshape(-1, 256), "digit": values[:, 784]}, notes)
 
 
@@ -387,10 +398,12 @@ def read_mnist_16x16(files: dict[str, Path]) -> RawTables:
 # KEEL .dat files and their UCI counterparts
 # ---------------------------------------------------------------------------------------------
 
+# fmt: off
 LETTER_COLUMNS = [
     "x-box", "y-box", "width", "high", "onpix", "x-bar", "y-bar", "x2bar",
     "y2bar", "xybar", "x2ybr", "xy2br", "x-ege", "xegvy", "y-ege", "yegvx",
-]  # fmt: skip
+]
+# fmt: on
 
 
 def _read_keel(path: Path, **kwargs) -> pd.DataFrame:
@@ -423,8 +436,9 @@ def read_keel_splice(files: dict[str, Path]) -> RawTables:
 @reader("uci_splice")
 def read_uci_splice(files: dict[str, Path]) -> RawTables:
     """``splice.data``: class, instance name, 60-letter sequence (comma + spaces)."""
-    raw = pd.read_csv(_only(files), header=None, names=["class", "name", "sequence"],
-                      skipinitialspace=True, dtype=str)  # fmt: skip
+    raw = pd.read_csv(
+        _only(files), header=None, names=["class", "name", "sequence"], skipinitialspace=True, dtype=str
+    )
     sequences = raw["sequence"].str.strip()
     _require((sequences.str.len() == 60).all(), "splice.data: sequences not 60 bases long")
     frame = pd.DataFrame(sequences.map(list).tolist(), columns=SPLICE_POSITIONS)
@@ -432,13 +446,16 @@ def read_uci_splice(files: dict[str, Path]) -> RawTables:
     return RawTables({"splice": frame})
 
 
+# fmt: off
 MUSHROOM_ATTRIBUTES = [
-    "cap-shape", "cap-surface", "cap-color", "bruises", "odor", "gill-attachment",
-    "gill-spacing", "gill-size", "gill-color", "stalk-shape", "stalk-root",
-    "stalk-surface-above-ring", "stalk-surface-below-ring", "stalk-color-above-ring",
-    "stalk-color-below-ring", "veil-type", "veil-color", "ring-number", "ring-type",
-    "spore-print-color", "population", "habitat",
-]  # fmt: skip
+    "cap-shape", "cap-surface", "cap-color", "bruises",
+    "odor", "gill-attachment", "gill-spacing", "gill-size",
+    "gill-color", "stalk-shape", "stalk-root", "stalk-surface-above-ring",
+    "stalk-surface-below-ring", "stalk-color-above-ring", "stalk-color-below-ring", "veil-type",
+    "veil-color", "ring-number", "ring-type", "spore-print-color",
+    "population", "habitat",
+]
+# fmt: on
 
 
 @reader("keel_mushroom")

