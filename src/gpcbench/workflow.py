@@ -9,19 +9,23 @@ from pathlib import Path
 
 DATA_MODULES = (
     "gpcbench.data.dataset",
-    "gpcbench.data.registry",
     "gpcbench.data.preprocess",
     "gpcbench.data.readers",
     "gpcbench.data.generators",
-    "gpcbench.covariance",
 )
 
 
-def data_code_hash() -> str:
-    """Hash of the preprocessing code: editing it reruns the preprocess jobs (and what follows)."""
+def data_code_hash(dataset: str) -> str:
+    """Hash of what one processed data set depends on: the preprocessing modules and its own
+    registry entries (so adding a data set to the registry reruns nothing else)."""
+    from gpcbench.data.registry import RAW_SETS, dataset_spec, raw_sets_for
+
     digest = hashlib.sha256()
     for module in DATA_MODULES:
         digest.update(inspect.getsource(importlib.import_module(module)).encode())
+    digest.update(repr(dataset_spec(dataset)).encode())
+    for raw in raw_sets_for(dataset):
+        digest.update(repr(RAW_SETS[raw]).encode())
     return digest.hexdigest()[:16]
 
 

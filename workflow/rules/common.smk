@@ -75,3 +75,6 @@ def upstream_results(wildcards):
         f"{method}/fold{fold}": f"results/{wildcards.experiment}/{wildcards.entry}/{method}/fold{fold}.json"
         for method, fold in spec.upstream(int(wildcards.fold))
     }
+
+
+include: "resources.smk"

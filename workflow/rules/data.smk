@@ -27,9 +27,11 @@ rule preprocess:
         "logs/preprocess/{dataset}.log",
     params:
         seed=config["seed"],
-        code=data_code_hash(),
+        code=lambda w: data_code_hash(w.dataset),
+    group: "prepare"
     resources:
-        runtime=30,
+        runtime=15,
+        mem_mb=2000,
     shell:
         "{GPCBENCH} preprocess {wildcards.dataset} --raw-dir data/raw"
         " --out-dir data/processed --seed {params.seed} 2> {log}"

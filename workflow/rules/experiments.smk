@@ -19,9 +19,11 @@ rule run_fold:
         seed=config["seed"],
         time_limit=JOBS["time_limit_s"],
     threads: JOBS["threads"]
+    group: fold_group
     resources:
-        mem_mb=JOBS.get("mem_mb", 2000),
-        runtime=lambda w: int(JOBS["time_limit_s"] / 60) + 5,
+        mem_mb=fold_mem_mb,
+        runtime=fold_runtime,
+        cpus_per_task=lambda w, threads: threads,
     shell:
         "{GPCBENCH} run-fold --experiment {wildcards.experiment} --entry {wildcards.entry}"
         " --method {wildcards.method} --fold {wildcards.fold} --data {input.data}"

@@ -12,6 +12,10 @@ rule split:
         protocol=lambda w: json.dumps(entry_protocol(EXPERIMENTS[w.experiment], w.entry)),
         group=lambda w: EXPERIMENTS[w.experiment]["datasets"][w.entry].get("split_group", w.entry),
         seed=config["seed"],
+    group: "prepare"
+    resources:
+        runtime=5,
+        mem_mb=1000,
     shell:
         "{GPCBENCH} split {input} {output} --protocol {params.protocol:q}"
         " --seed {params.seed} --seed-key {wildcards.experiment}/{params.group} 2> {log}"

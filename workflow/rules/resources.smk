@@ -1,0 +1,65 @@
+# Scheduler requests of each rule (threads, mem_mb, runtime in minutes, cpus_per_task): read
+# by cluster profiles (workflow/profiles/slurm); a local run uses only `threads`.
+#
+# A fold job's request comes from a per-method cost table and the entry's training rows n:
+#   runtime = minutes * max(1, n / 1000) ** exponent      (capped by the fold's time limit)
+#   mem_mb  = mem_mb + matrices * 8 * n**2 / 1e6           (n x n float64 matrices)
+# The row "default" covers every method without its own row; the config key jobs.resources
+# overrides rows field by field, e.g. for a sampler:
+#   jobs: {resources: {gkm-rjmcmc: {minutes: 60, exponent: 2, group: false}}}
+# A job that SLURM kills (TIMEOUT, OUT_OF_MEMORY) is resubmitted by the profile's `retries`
+# with the fold's whole time limit and twice the memory per attempt. Folds of methods with
+# group: true are short: the slurm profile packs several into one scheduler job.
+
+FOLD_COST = {
+    "default": {"minutes": 5, "exponent": 2, "mem_mb": JOBS.get("mem_mb", 1000), "matrices": 2,
+                "group": True},
+}
+# Beyond its own time limit a fold writes a "timeout" record; allow start-up and I/O on top.
+FOLD_MAX_MINUTES = int(JOBS["time_limit_s"] / 60) + 5
+
+# Rules run by Snakemake itself, not submitted: fetching needs the internet (compute nodes
+# often have none), the aggregation and report take seconds.
+localrules: fetch_raw, collect, report
+
+
+def fold_cost(method):
+    """The method's row: built-in default < config default < built-in row < config row."""
+    rows = JOBS.get("resources", {})
+    return {**FOLD_COST["default"], **rows.get("default", {}), **FOLD_COST.get(method, {}),
+            **rows.get(method, {})}
+
+
+def train_rows(experiment, entry):
+    """Training rows of one fold of the entry (an upper bound where the split draws them)."""
+    protocol = entry_protocol(EXPERIMENTS[experiment], entry)
+    spec = DATASETS[entry_data(experiment, entry)]
+    kind = protocol["type"]
+    if kind == "kfold":
+        folds = int(protocol.get("folds", 10))
+        return spec.rows - spec.rows // folds
+    if kind == "fixed":
+        return int(protocol.get("train_rows", spec.extra.get("train_rows", spec.rows)))
+    if kind == "random":
+        return int(protocol["n_train"])
+    if kind == "blocks":
+        return int(protocol.get("block_size", spec.extra.get("block_size", spec.rows)))
+    return spec.rows
+
+
+def fold_runtime(wildcards, attempt):
+    if attempt > 1:
+        return FOLD_MAX_MINUTES
+    cost = fold_cost(wildcards.method)
+    scale = max(1.0, train_rows(wildcards.experiment, wildcards.entry) / 1000)
+    return min(FOLD_MAX_MINUTES, max(1, round(cost["minutes"] * scale ** cost["exponent"])))
+
+
+def fold_mem_mb(wildcards, attempt):
+    cost = fold_cost(wildcards.method)
+    n = train_rows(wildcards.experiment, wildcards.entry)
+    return int((cost["mem_mb"] + cost["matrices"] * 8 * n**2 / 1e6) * 2 ** (attempt - 1))
+
+
+def fold_group(wildcards):
+    return "folds" if fold_cost(wildcards.method)["group"] else None
