@@ -1,5 +1,7 @@
 """Report tables: joins with the published numbers, the two-standard-error flag, formats."""
 
+import json
+
 import numpy as np
 import pytest
 import pandas as pd
@@ -17,19 +19,19 @@ def _folds(errors, method="m", label="M", status=None):
         "experiment": "exp", "dataset": "d1", "method": method, "label": label, "fold": range(n),
         "status": status or ["ok"] * n, "message": "", "error": errors, "nlpd": np.nan,
         "brier": 0.1, "n_test": 20, "n_train": 80, "fit_s": 1.0, "predict_s": 0.1,
-        "converged": True, "n_iter": 1})
+        "converged": True, "n_iter": 1, "log_evidence": np.nan, "hyperparameters": "{}"})
 
 
 def test_flag_marks_differences_beyond_two_combined_standard_errors(tmp_path):
     errors = np.array([0.10, 0.15, 0.05, 0.10, 0.10])
     se = errors.std(ddof=1) / np.sqrt(5)
-    summary = summarise(pd.concat([_folds(errors), _folds(errors, "k", "K")]))
+    folds = pd.concat([_folds(errors), _folds(errors, "k", "K")])
     near = 0.10 + 1.9 * np.hypot(se, 0.01)
     far = 0.10 + 2.1 * np.hypot(se, 0.01)
     (tmp_path / "pub.csv").write_text(
         f"dataset,method,error_mean,error_se\nData One,M,{near},0.01\nData One,K,{far},0.01\n"
         "Data One,Only published,0.2,0.02\n")
-    cells = table_cells(TABLE, summary, published_cells(TABLE, tmp_path)).set_index("method")
+    cells = table_cells(TABLE, folds, published_cells(TABLE, tmp_path)).set_index("method")
     assert cells.loc["M", "ours"] == np.mean(errors)
     assert cells.loc["M", "ours_spread"] == se
     assert not cells.loc["M", "flag"] and cells.loc["K", "flag"]
@@ -44,3 +46,16 @@ def test_failed_folds_are_excluded_and_counted():
     row = summarise(folds).iloc[0]
     assert row["n_ok"] == 2 and row["n_failed"] == 1
     assert row["error_mean"] == pytest.approx(0.15) and "fold 2: timeout" in row["failures"]
+
+
+def test_hyperparameter_metric_reads_the_indexed_value(tmp_path):
+    folds = _folds([0.1, 0.2, 0.3])
+    folds["hyperparameters"] = [json.dumps({"inverse_lengthscale": [0.5 + k, 2.0 * k]}) for k in range(3)]
+    table = {**TABLE, "metric": "hyperparameter:inverse_lengthscale[1]", "spread": "sd",
+             "published": {"file": "pub.csv", "mean": "mean", "spread": "sd", "n": 10,
+                           "filter": {"hyperparameter": "l2"}}}
+    (tmp_path / "pub.csv").write_text("method,hyperparameter,mean,sd\nM,l1,9,1\nM,l2,2.0,0.5\n")
+    cells = table_cells(table, folds, published_cells(table, tmp_path)).set_index("method")
+    assert cells.loc["M", "ours"] == pytest.approx(2.0)          # mean of 0, 2, 4
+    assert cells.loc["M", "ours_spread"] == pytest.approx(2.0)   # s.d. of 0, 2, 4
+    assert cells.loc["M", "pub_mean"] == 2.0 and not cells.loc["M", "flag"]

@@ -60,6 +60,15 @@ def _check_names(config: dict) -> None:
             if entry not in experiment["datasets"]:
                 raise ConfigError(f"config key 'tables.{name}.datasets.{entry}': not a data set "
                                   f"of experiment '{table['experiment']}'")
+    for name, figure in config.get("figures", {}).items():
+        experiment = config["experiments"].get(figure["experiment"])
+        if experiment is None:
+            raise ConfigError(f"config key 'figures.{name}.experiment': "
+                              f"unknown experiment '{figure['experiment']}'")
+        for i, method in enumerate(figure["methods"]):
+            if method not in experiment["methods"]:
+                raise ConfigError(f"config key 'figures.{name}.methods[{i}]': '{method}' is not "
+                                  f"a method of experiment '{figure['experiment']}'")
     prepare = config["data"].get("prepare", [])
     for i, data in enumerate([] if prepare == "all" else prepare):
         if data not in DATASETS:

@@ -45,7 +45,8 @@ def report_outputs(config: dict, kind: str = "all") -> list[str]:
         tables += [f"reports/tables/{name}.{ext}" for ext in ("md", "csv", "tex")]
     for name in sorted(config["experiments"]):
         tables += [f"reports/tables/{name}_summary.{ext}" for ext in ("md", "csv")]
-    figures = ["reports/figures/published_vs_reproduced.png"]
+    figures = ["reports/figures/published_vs_reproduced.png",
+               *(f"reports/figures/{name}.png" for name in sorted(config.get("figures", {})))]
     if kind == "tables":
         return tables
     if kind == "figures":

@@ -14,7 +14,8 @@ from gpcbench.io import atomic_write_text
 FOLD_COLUMNS = [
     "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
     "brier", "n_test", "n_train", "fit_s", "predict_s", "converged", "n_iter",
-    "hyperparameters", "seed", "data_sha256", "code_hash", "git_commit", "packages",
+    "log_evidence", "hyperparameters", "trace", "seed", "data_sha256", "code_hash",
+    "git_commit", "packages",
 ]
 
 
@@ -32,7 +33,9 @@ def fold_row(record: dict) -> dict:
         "n_test": metrics.get("n_test"), "n_train": record.get("n_train"),
         "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
         "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),
+        "log_evidence": record.get("log_evidence"),
         "hyperparameters": json.dumps(record.get("hyperparameters", {}), sort_keys=True),
+        "trace": json.dumps(convergence.get("trace", [])),
         "seed": record["seed"], "data_sha256": provenance.get("data_sha256"),
         "code_hash": provenance.get("code_hash"), "git_commit": provenance.get("git_commit"),
         "packages": json.dumps(provenance.get("packages", {}), sort_keys=True),

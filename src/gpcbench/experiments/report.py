@@ -20,11 +20,39 @@ import pandas as pd
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.io import atomic_write_bytes, atomic_write_text
 
-PUBLISHED_PARTITIONS = {"se": None, "sd": 20}  # Zhang et al.: s.d. over 20 partitions
+ERROR_METRICS = ("error", "error_percent", "errors")
 
 
-def _scale(metric: str, n_test: float) -> float:
-    return {"error": 1.0, "error_percent": 100.0, "errors": n_test}[metric]
+def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
+    """Per-fold value of a table's metric (successful folds; NaN elsewhere).
+
+    ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
+    ``log_evidence`` (the method's approximate log marginal likelihood), or
+    ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
+    ``hyperparameter:inverse_lengthscale[1]``).
+    """
+    if metric == "error":
+        return folds["error"].astype(float)
+    if metric == "error_percent":
+        return 100.0 * folds["error"].astype(float)
+    if metric == "errors":
+        return folds["error"].astype(float) * folds["n_test"].astype(float)
+    if metric == "log_evidence":
+        return pd.to_numeric(folds["log_evidence"], errors="coerce")
+    if metric.startswith("hyperparameter:"):
+        return folds["hyperparameters"].map(lambda text: _hyperparameter(text, metric))
+    raise ValueError(f"unknown table metric '{metric}'")
+
+
+def _hyperparameter(text, metric: str) -> float:
+    expr = metric.split(":", 1)[1]
+    name, _, index = expr.partition("[")
+    value = json.loads(text).get(name) if isinstance(text, str) else None
+    if value is None:
+        return np.nan
+    if index:
+        value = np.atleast_1d(value)[int(index.rstrip("]"))]
+    return float(value)
 
 
 def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
@@ -33,6 +61,8 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
     if not spec:
         return pd.DataFrame(columns=["entry", "method", "pub_mean", "pub_spread"])
     raw = pd.read_csv(Path(published_dir) / spec["file"], dtype={"method": str})
+    for column, value in spec.get("filter", {}).items():
+        raw = raw[raw[column].astype(str) == str(value)]
     printed_to_entry = {printed: entry for entry, printed in table["datasets"].items()}
     rows = []
     for record in raw.to_dict("records"):
@@ -54,20 +84,28 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
     return frame
 
 
-def table_cells(table: dict, summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
-    """Long table: one row per (data set, method) with ours, published and the flag."""
+def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+    """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
+    successful folds), the published value and the flag."""
     names = table.get("method_names", {})
-    ours = summary[(summary["experiment"] == table["experiment"])
-                   & summary["dataset"].isin(table["datasets"])].copy()
-    ours["method_printed"] = ours["label"].map(lambda label: names.get(label, label))
+    mine = folds[(folds["experiment"] == table["experiment"])
+                 & folds["dataset"].isin(table["datasets"])].copy()
+    mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
     rows = []
-    for r in ours.itertuples():
-        scale = _scale(table["metric"], r.n_test_mean)
-        spread_kind = table.get("spread", "se")
-        spread = {"se": r.error_se, "sd": r.error_sd}.get(spread_kind, np.nan) * scale
-        rows.append({"entry": r.dataset, "method": r.method_printed, "ours": r.error_mean * scale,
-                     "ours_spread": spread, "ours_se": r.error_se * scale, "n_ok": r.n_ok,
-                     "n_folds": r.n_folds, "n_test": r.n_test_mean, "failures": r.failures})
+    for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
+        values = group["value"].dropna().to_numpy(dtype=float)
+        n = values.size
+        sd = float(np.std(values, ddof=1)) if n > 1 else np.nan
+        failed = group[group["status"] != "ok"]
+        rows.append({
+            "entry": entry, "method": names.get(label, label),
+            "ours": float(values.mean()) if n else np.nan,
+            "ours_spread": {"se": sd / np.sqrt(n) if n > 1 else np.nan, "sd": sd}.get(
+                table.get("spread", "se"), np.nan),
+            "ours_se": sd / np.sqrt(n) if n > 1 else np.nan, "n_ok": n, "n_folds": len(group),
+            "n_test": group["n_test"].astype(float).mean(),
+            "failures": "; ".join(f"fold {r.fold}: {r.status}" for r in failed.itertuples()),
+        })
     cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
                                         "n_ok", "n_folds", "n_test", "failures"])
     cells = cells.merge(published, on=["entry", "method"], how="outer")
@@ -77,19 +115,25 @@ def table_cells(table: dict, summary: pd.DataFrame, published: pd.DataFrame) -> 
 
 
 def _differs(table: dict, cell) -> bool:
-    """|ours - published| > 2 combined standard errors (False when either is missing)."""
+    """|ours - published| > 2 combined standard errors (False when either is missing).
+
+    The published spread is turned into a standard error (``published.n`` values behind an
+    s.d.: Zhang's 20 partitions, Kim's 10 repetitions); for error metrics printed without a
+    spread, each side gets the binomial standard error of an error rate on the test set.
+    """
     if pd.isna(cell.ours) or pd.isna(cell.pub_mean):
         return False
-    scale = _scale(table["metric"], cell.n_test)
-    spread_kind = table.get("spread", "se")
+    metric, spread_kind = table["metric"], table.get("spread", "se")
     if spread_kind == "none" or pd.isna(cell.ours_se):
+        if metric not in ERROR_METRICS or pd.isna(cell.n_test) or cell.n_test == 0:
+            return False
+        scale = {"error": 1.0, "error_percent": 100.0, "errors": cell.n_test}[metric]
         p = np.clip(cell.ours / scale, 1e-3, 1 - 1e-3)
-        se_one = np.sqrt(p * (1 - p) / cell.n_test) * scale
-        combined = np.sqrt(2) * se_one
+        combined = np.sqrt(2 * p * (1 - p) / cell.n_test) * scale
     else:
         pub_se = cell.pub_spread
         if spread_kind == "sd" and not pd.isna(pub_se):
-            pub_se = pub_se / np.sqrt(PUBLISHED_PARTITIONS["sd"])
+            pub_se = pub_se / np.sqrt(table.get("published", {}).get("n", 20))
         combined = np.sqrt(cell.ours_se ** 2 + (0.0 if pd.isna(pub_se) else pub_se ** 2))
     return bool(abs(cell.ours - cell.pub_mean) > 2 * combined)
 
@@ -111,7 +155,7 @@ def _cell_text(r, digits: int) -> str:
 
 
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
-    digits = {"error": 4, "error_percent": 2, "errors": 1}[table["metric"]]
+    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2}.get(table["metric"], 4)
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
@@ -172,12 +216,71 @@ def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path)
     atomic_write_text(out / "tables" / f"{experiment}_summary.md", "\n".join(md))
 
 
-def write_figure(all_cells: pd.DataFrame, out: Path):
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(fig, path: Path):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def write_convergence_figure(spec: dict, folds: pd.DataFrame, path: Path):
+    """One panel per data set: the trace value (default log Z) per EM iteration of one fold."""
+    plt = _pyplot()
+    mine = folds[(folds["experiment"] == spec["experiment"]) & folds["method"].isin(spec["methods"])
+                 & (folds["fold"] == spec.get("fold", 0))]
+    datasets = spec.get("datasets") or list(dict.fromkeys(mine["dataset"]))
+    fig, axes = plt.subplots(1, max(1, len(datasets)), figsize=(3.2 * max(1, len(datasets)), 2.8),
+                             squeeze=False)
+    key = spec.get("value", "log_evidence")
+    for ax, dataset in zip(axes[0], datasets):
+        for row in mine[mine["dataset"] == dataset].itertuples():
+            trace = json.loads(row.trace) if isinstance(row.trace, str) else []
+            values = [step.get(key) for step in trace if step.get(key) is not None]
+            ax.plot(range(len(values)), values, marker=".", label=row.label)
+        ax.set_title(dataset, fontsize=9)
+        ax.set_xlabel("EM iteration")
+    axes[0][0].set_ylabel(key)
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle(spec["title"], fontsize=10)
+    _save(fig, path)
+
+
+def write_relevance_figure(spec: dict, folds: pd.DataFrame, data_meta: dict, config: dict,
+                           path: Path):
+    """Bars of a per-feature fitted hyperparameter (mean and s.d. over folds) per data set."""
+    plt = _pyplot()
+    experiment = config["experiments"][spec["experiment"]]
+    datasets = spec.get("datasets") or list(experiment["datasets"])
+    key = spec.get("value", "inverse_lengthscale")
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4 * len(datasets), 3), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets):
+        rows = folds[(folds["experiment"] == spec["experiment"]) & (folds["dataset"] == dataset)
+                     & folds["method"].isin(spec["methods"]) & (folds["status"] == "ok")]
+        values = np.array([np.atleast_1d(json.loads(h).get(key, np.nan))
+                           for h in rows["hyperparameters"]], dtype=float)
+        data = experiment["datasets"][dataset].get("data", dataset)
+        names = data_meta.get(data, {}).get("feature_names") or []
+        if values.size:
+            ax.bar(range(values.shape[1]), values.mean(0), yerr=values.std(0), color="tab:blue")
+            ax.set_xticks(range(values.shape[1]), names[:values.shape[1]] or None,
+                          rotation=60, fontsize=7)
+        ax.set_title(dataset, fontsize=9)
+        ax.set_ylabel(key)
+    fig.suptitle(spec["title"], fontsize=10)
+    _save(fig, path)
+
+
+def write_figure(all_cells: pd.DataFrame, out: Path):
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 5))
     both = all_cells.dropna(subset=["ours", "pub_mean"])
     for name, group in both.groupby("table"):
@@ -188,14 +291,11 @@ def write_figure(all_cells: pd.DataFrame, out: Path):
     ax.set_title("Reproduced vs published error rates")
     if len(both):
         ax.legend(fontsize=6)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    atomic_write_bytes(out / "figures" / "published_vs_reproduced.png", buf.getvalue())
+    _save(fig, out / "figures" / "published_vs_reproduced.png")
 
 
 def _entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
-    notes = []
+    notes = list(table.get("notes", []))
     experiment = config["experiments"][table["experiment"]]
     for entry, printed in table["datasets"].items():
         spec = experiment["datasets"][entry]
@@ -215,17 +315,23 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
     data_meta = {Path(p).stem: json.loads(Path(p).read_text()) for p in data_meta_paths}
     all_cells = []
     for name, table in config["tables"].items():
-        cells = table_cells(table, summary, published_cells(table, Path(published_dir)))
+        cells = table_cells(table, folds, published_cells(table, Path(published_dir)))
         write_table(name, table, cells, _entry_notes(config, table, data_meta), out)
-        if table["metric"] == "errors":  # counts: divide by the entry's test-set size
-            denom = cells.groupby("entry")["n_test"].transform("max")
-        else:
-            denom = _scale(table["metric"], np.nan)
-        all_cells.append(cells.assign(table=name, ours_fraction=cells["ours"] / denom,
-                                      pub_fraction=cells["pub_mean"] / denom))
+        if table["metric"] in ERROR_METRICS:
+            denom = (cells.groupby("entry")["n_test"].transform("max")
+                     if table["metric"] == "errors" else
+                     {"error": 1.0, "error_percent": 100.0}[table["metric"]])
+            all_cells.append(cells.assign(table=name, ours_fraction=cells["ours"] / denom,
+                                          pub_fraction=cells["pub_mean"] / denom))
     for name, spec in config["experiments"].items():
         write_summary(name, spec, summary, out)
     write_figure(pd.concat(all_cells, ignore_index=True), out)
+    for name, spec in config.get("figures", {}).items():
+        path = out / "figures" / f"{name}.png"
+        if spec["type"] == "convergence":
+            write_convergence_figure(spec, folds, path)
+        else:
+            write_relevance_figure(spec, folds, data_meta, config, path)
     write_index(config, folds, summary, data_meta, out)
 
 
@@ -241,7 +347,9 @@ def write_index(config, folds, summary, data_meta, out: Path):
     lines += ["\n## Per-experiment summaries (errors, NLPD, Brier, timing, convergence)\n"]
     lines += [f"- [{n}](tables/{n}_summary.md): {e['description']}"
               for n, e in config["experiments"].items()]
-    lines += ["\n## Figures\n", "![reproduced vs published](figures/published_vs_reproduced.png)\n",
+    lines += ["\n## Figures\n", "![reproduced vs published](figures/published_vs_reproduced.png)\n"]
+    lines += [f"![{f['title']}](figures/{n}.png)\n" for n, f in config.get("figures", {}).items()]
+    lines += [
               "## Failed fold jobs\n"]
     failed = folds[folds["status"] != "ok"]
     lines += [f"- {r.experiment} / {r.dataset} / {r.label} fold {r.fold}: {r.status} — {r.message}"

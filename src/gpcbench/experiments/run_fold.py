@@ -61,7 +61,8 @@ def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_cl
         "hyperparameters": getattr(estimator, "hyperparameters_", {}),
         "converged": bool(getattr(estimator, "converged_", True)),
         "n_iter": getattr(estimator, "n_iter_", None),
-        "trace": getattr(estimator, "convergence_trace_", []),
+        "trace": getattr(estimator, "convergence_trace_", getattr(estimator, "trace_", [])),
+        "log_evidence": getattr(estimator, "log_evidence_", None),
     }
 
 
@@ -139,6 +140,7 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
             record.update(status="diverged", message=str(exc))
         record["timings"] = {"fit_s": outcome["fit_s"], "predict_s": outcome["predict_s"]}
         record["hyperparameters"] = outcome["hyperparameters"]
+        record["log_evidence"] = outcome["log_evidence"]
         record["convergence"] = {"converged": outcome["converged"], "n_iter": outcome["n_iter"],
                                  "trace": outcome["trace"]}
     atomic_write_json(Path(output), record)
