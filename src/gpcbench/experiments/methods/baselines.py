@@ -1,25 +1,33 @@
-"""LDA, 1-NN and k-NN rows of the papers' tables (Kim & Ghahramani footnote 17)."""
+"""LDA, 1-NN and k-NN rows of the papers' tables (Kim & Ghahramani footnote 17).
 
-from gpcbench.baselines.lda import make_lda
-from gpcbench.baselines.neighbors import CrossValidatedKNN, make_one_nn
+Factories import their estimators lazily, so a fold job loads only its own method's code.
+"""
+
 from gpcbench.experiments.registry import MethodSpec, register
 
-register(MethodSpec(
-    name="lda", label="LDA",
-    factory=lambda ctx: make_lda(),
-    modules=("gpcbench.baselines.lda",),
-))
-register(MethodSpec(
-    name="1nn", label="1-NN",
-    factory=lambda ctx: make_one_nn(),
-    modules=("gpcbench.baselines.neighbors",),
-    probabilistic=False,
-))
-register(MethodSpec(
-    name="knn", label="k-NN",
-    factory=lambda ctx: CrossValidatedKNN(
-        k_grid=ctx.options.get("k_grid", range(1, 31)), cv_folds=ctx.options.get("cv_folds", 5),
-        random_state=ctx.seed, n_jobs=ctx.n_jobs),
-    modules=("gpcbench.baselines.neighbors",),
-    probabilistic=False,
-))
+
+def lda(ctx):
+    from gpcbench.baselines.lda import make_lda
+
+    return make_lda()
+
+
+def one_nn(ctx):
+    from gpcbench.baselines.neighbors import make_one_nn
+
+    return make_one_nn()
+
+
+def knn(ctx):
+    from gpcbench.baselines.neighbors import CrossValidatedKNN
+
+    return CrossValidatedKNN(k_grid=ctx.options.get("k_grid", range(1, 31)),
+                             cv_folds=ctx.options.get("cv_folds", 5),
+                             random_state=ctx.seed, n_jobs=ctx.n_jobs)
+
+
+register(MethodSpec(name="lda", label="LDA", factory=lda, modules=("gpcbench.baselines.lda",)))
+register(MethodSpec(name="1nn", label="1-NN", factory=one_nn,
+                    modules=("gpcbench.baselines.neighbors",), probabilistic=False))
+register(MethodSpec(name="knn", label="k-NN", factory=knn,
+                    modules=("gpcbench.baselines.neighbors",), probabilistic=False))
