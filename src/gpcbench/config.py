@@ -43,10 +43,11 @@ def _check_names(config: dict) -> None:
 
     for name, experiment in config["experiments"].items():
         for entry, spec in experiment["datasets"].items():
-            data = spec.get("data", entry)
-            if data not in DATASETS:
-                raise ConfigError(f"config key 'experiments.{name}.datasets.{entry}': "
-                                  f"unknown data set '{data}'")
+            for key in ("data", "split_data"):
+                data = spec.get(key, spec.get("data", entry))
+                if data not in DATASETS:
+                    raise ConfigError(f"config key 'experiments.{name}.datasets.{entry}"
+                                      f"{'' if key == 'data' else '.' + key}': unknown data set '{data}'")
         for i, method in enumerate(experiment["methods"]):
             if method not in METHODS:
                 raise ConfigError(f"config key 'experiments.{name}.methods[{i}]': "

@@ -34,6 +34,12 @@ def entry_data(experiment, entry):
     return EXPERIMENTS[experiment]["datasets"][entry].get("data", entry)
 
 
+def split_data(experiment, entry):
+    """The data set the entry's split is computed on (itself unless split_data says otherwise)."""
+    spec = EXPERIMENTS[experiment]["datasets"][entry]
+    return spec.get("split_data", entry_data(experiment, entry))
+
+
 def entry_folds(experiment, entry):
     return n_folds(entry_protocol(EXPERIMENTS[experiment], entry))
 
@@ -73,7 +79,8 @@ def upstream_results(wildcards):
     spec = method_spec(wildcards.method)
     return {
         f"{method}/fold{fold}": f"results/{wildcards.experiment}/{wildcards.entry}/{method}/fold{fold}.json"
-        for method, fold in spec.upstream(int(wildcards.fold))
+        for method, fold in spec.upstream(
+            int(wildcards.fold), config.get("methods", {}).get(wildcards.method, {}))
     }
 
 

@@ -3,7 +3,7 @@
 
 rule split:
     input:
-        lambda w: f"data/processed/{entry_data(w.experiment, w.entry)}.npz",
+        lambda w: f"data/processed/{split_data(w.experiment, w.entry)}.npz",
     output:
         "data/splits/{experiment}/{entry}.json",
     log:
@@ -12,7 +12,6 @@ rule split:
         protocol=lambda w: json.dumps(entry_protocol(EXPERIMENTS[w.experiment], w.entry)),
         group=lambda w: EXPERIMENTS[w.experiment]["datasets"][w.entry].get("split_group", w.entry),
         seed=config["seed"],
-    group: "prepare"
     resources:
         runtime=5,
         mem_mb=1000,

@@ -175,3 +175,37 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self, "model_")
         return self.model_.predict(X)
+
+
+class KernelSVM(ClassifierMixin, BaseEstimator):
+    """SVM on a given covariance function (SVM-EP(s,soft)): ``kernel(X, X2)`` gives the kernel
+    matrix; C is chosen by the paper's two-level 5-fold search (footnote 14).
+
+    Parameters
+    ----------
+    kernel : callable
+        ``kernel(X, X2) -> ndarray`` of shape (len(X), len(X2)), e.g. a
+        :class:`gpcbench.covariance.Covariance` with the hyperparameters learned by
+        GPC-EP(s,soft) and theta2 = 0.
+    cv_folds, random_state, n_jobs
+        As for :class:`TwoLevelGridSVM`.
+    """
+
+    def __init__(self, kernel=None, cv_folds=5, random_state=None, n_jobs=1):
+        self.kernel = kernel
+        self.cv_folds = cv_folds
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        self.X_fit_ = np.asarray(X, dtype=float)
+        self.search_ = TwoLevelGridSVM(search="C", cv_folds=self.cv_folds,
+                                       random_state=self.random_state, n_jobs=self.n_jobs)
+        self.search_.fit(self.kernel(self.X_fit_, self.X_fit_), y)
+        self.classes_ = self.search_.classes_
+        self.hyperparameters_ = self.search_.hyperparameters_
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "search_")
+        return self.search_.predict(self.kernel(np.asarray(X, dtype=float), self.X_fit_))

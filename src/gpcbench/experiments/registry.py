@@ -57,7 +57,8 @@ class MethodSpec:
     probabilistic : bool
         Whether ``predict_proba`` gives real probabilities (else no NLPD is reported).
     upstream : callable
-        ``upstream(fold) -> list[(method, fold)]``: results this fold job needs first.
+        ``upstream(fold, options) -> list[(method, fold)]``: results this fold job needs
+        first (``options`` = the method's options from the config).
     """
 
     name: str
@@ -65,7 +66,7 @@ class MethodSpec:
     factory: Callable[[FitContext], object]
     modules: tuple[str, ...]
     probabilistic: bool = True
-    upstream: Callable[[int], list] = lambda fold: []
+    upstream: Callable[[int, dict], list] = lambda fold, options: []
 
 
 METHODS: dict[str, MethodSpec] = {}
