@@ -11,13 +11,13 @@ def _brute_force_best_k(X, y, grid, folds, seed):
     cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
     accuracy = []
     for k in grid:
-        correct = 0
+        fold_accuracy = []
         for train, test in cv.split(X, y):
             d = ((X[test, None, :] - X[None, train, :]) ** 2).sum(-1)
             nearest = np.argsort(d, axis=1, kind="stable")[:, :k]
             votes = np.array([np.bincount(y[train][row], minlength=y.max() + 1) for row in nearest])
-            correct += np.sum(votes.argmax(1) == y[test])
-        accuracy.append(correct / len(y))
+            fold_accuracy.append(np.mean(votes.argmax(1) == y[test]))
+        accuracy.append(np.mean(fold_accuracy))
     return grid[int(np.argmax(accuracy))]
 
 
@@ -35,3 +35,18 @@ def test_knn_cv_sees_only_the_training_rows():
     X_train, y_train = rng.normal(size=(40, 2)), np.arange(40) % 2
     model = CrossValidatedKNN(k_grid=[1, 3], random_state=0).fit(X_train, y_train)
     assert model.n_features_in_ == 2 and model.knn_.n_samples_fit_ == 40
+
+
+def test_knn_cv_scores_equal_scikit_learns_grid_search():
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 4))
+    y = np.digitize(X[:, 0] + X[:, 1] + rng.normal(size=120), [-0.5, 0.5])  # three classes
+    grid = list(range(1, 16))
+    model = CrossValidatedKNN(k_grid=grid, cv_folds=5, random_state=2).fit(X, y)
+    search = GridSearchCV(KNeighborsClassifier(), {"n_neighbors": grid},
+                          cv=StratifiedKFold(5, shuffle=True, random_state=2)).fit(X, y)
+    assert np.allclose(model.cv_results_["mean_accuracy"], search.cv_results_["mean_test_score"])
+    assert model.best_k_ == search.best_params_["n_neighbors"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
-from sklearn.neighbors import KNeighborsClassifier
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
@@ -45,18 +45,30 @@ class CrossValidatedKNN(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
         n_min_train = len(y) - int(np.ceil(len(y) / self.cv_folds))
-        grid = [int(k) for k in self.k_grid if k <= n_min_train]
-        cv = StratifiedKFold(self.cv_folds, shuffle=True, random_state=self.random_state)
-        search = GridSearchCV(KNeighborsClassifier(), {"n_neighbors": grid}, cv=cv,
-                              n_jobs=self.n_jobs, error_score="raise")
-        search.fit(X, y)
-        self.knn_ = search.best_estimator_
-        self.classes_ = self.knn_.classes_
-        self.best_k_ = int(search.best_params_["n_neighbors"])
+        grid = np.array(sorted(int(k) for k in self.k_grid if k <= n_min_train))
+        accuracy = self._cv_accuracy(X, codes, grid)
+        self.best_k_ = int(grid[np.argmax(accuracy)])  # ties: the smallest k
+        self.knn_ = KNeighborsClassifier(n_neighbors=self.best_k_, n_jobs=self.n_jobs).fit(X, y)
         self.hyperparameters_ = {"k": self.best_k_}
-        self.cv_results_ = {"k": grid, "mean_accuracy": search.cv_results_["mean_test_score"].tolist()}
+        self.cv_results_ = {"k": grid.tolist(), "mean_accuracy": accuracy.tolist()}
         return self
+
+    def _cv_accuracy(self, X, codes, grid):
+        """Mean CV accuracy of every k in ``grid``: one neighbour search per CV fold (for the
+        largest k), then majority votes over the first k neighbours for every k at once
+        (ties go to the smallest class, as in KNeighborsClassifier)."""
+        cv = StratifiedKFold(self.cv_folds, shuffle=True, random_state=self.random_state)
+        n_classes = len(self.classes_)
+        scores = np.zeros((self.cv_folds, grid.size))
+        for fold, (train, test) in enumerate(cv.split(X, codes)):
+            search = NearestNeighbors(n_neighbors=int(grid[-1]), n_jobs=self.n_jobs).fit(X[train])
+            neighbours = search.kneighbors(X[test], return_distance=False)
+            onehot = np.eye(n_classes)[codes[train][neighbours]]       # test x k_max x J
+            votes = np.cumsum(onehot, axis=1)[:, grid - 1, :]            # test x |grid| x J
+            scores[fold] = np.mean(votes.argmax(axis=2) == codes[test][:, None], axis=0)
+        return scores.mean(axis=0)
 
     def predict(self, X):
         check_is_fitted(self, "knn_")
