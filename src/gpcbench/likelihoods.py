@@ -12,7 +12,7 @@ Given a Gaussian cavity N(f | mu, v) the *tilted* distribution is N(f | mu, v) p
 For the noisy threshold, with  z = y mu / sqrt(s2 + v)  (eq. 20 when s2 = 0),
 
     Z = epsilon + (1 - 2 epsilon) Phi(z)                                          (eq. 20)
-    w = (1 - 2 epsilon) N(z) / Z,   so that  dlog Z/dmu = y w / sqrt(s2 + v)      (alpha_i of eq. 20)
+    w = (1 - 2 epsilon) N(z) / Z,  so that  dlog Z/dmu = y w / sqrt(s2 + v)  (alpha_i of eq. 20)
     d2 log Z / dmu2 = -w (z + w) / (s2 + v),
 
 and the moment-matched site (eq. 21 in natural parameters) is
@@ -20,11 +20,11 @@ and the moment-matched site (eq. 21 in natural parameters) is
     site precision      = w (z + w) / (s2 + v (1 - w (z + w)))
     site natural mean   = y sqrt(s2 + v) w (1 + z (z + w)) / (s2 + v (1 - w (z + w))).
 
-Everything is evaluated from log Phi (an erfc-based log_ndtr with an asymptotic series in the
-far left tail) and ratios exp(log N - log Phi); for epsilon = 0 and z < -30 the quantities
-z + w, 1 - w (z + w) and 1 + z (z + w), which cancel catastrophically, come from the
-asymptotic (Mills ratio) series instead. Site precisions can be negative when epsilon > 0 (the likelihood is
-not log-concave); EP decides what to do with them.
+Everything is evaluated from log Phi (erfc-based, with the Laplace continued fraction of the
+Mills ratio in the left tail) and ratios exp(log N - log Phi); for epsilon = 0 and z < -3 the
+quantities z + w, 1 - w (z + w) and 1 + z (z + w), which cancel catastrophically as z -> -inf,
+come from the continued fraction without any subtraction. Site precisions can be negative
+when epsilon > 0 (the likelihood is not log-concave); EP decides what to do with them.
 
 The Gaussian likelihood N(y | f, sigma2) is the regression case of Rodrigues (2014),
 section 4, eqs. 29-33: its tilted distribution is Gaussian and its site is exact.
@@ -47,50 +47,34 @@ GAUSSIAN = 1
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_TAIL = 30.0  # for epsilon = 0 and z < -_TAIL the asymptotic series is used
-_N_SERIES = 10
-
-
-def _double_factorial(k: int) -> int:
-    return math.prod(range(k, 0, -2)) if k > 0 else 1
-
-
-def _mills_series():
-    """Coefficients, in u = 1/x^2, of the asymptotic series for the left normal tail.
-
-    Phi(-x) = N(x) S(u) / x with S(u) = sum_k (-1)^k (2k-1)!! u^k (the Mills ratio). With
-    w = N(-x)/Phi(-x) = x / S and z = -x one gets z + w = T / (x S) with
-    T(u) = (1 - S)/u = sum_k (-1)^k (2k+1)!! u^k, 1 - w (z + w) = u P(u) / S^2 with
-    P(u) = (S^2 - T)/u, and 1 + z (z + w) = u Q(u) / S with Q(u) = (S - T)/u.
-    """
-    s = np.array([(-1) ** k * _double_factorial(2 * k - 1) for k in range(_N_SERIES + 1)], float)
-    t = np.array([(-1) ** k * _double_factorial(2 * k + 1) for k in range(_N_SERIES + 1)], float)
-    p = (np.convolve(s, s)[: _N_SERIES + 1] - t)[1:]
-    q = (s - t)[1:]
-    return s, t, p, q
-
-
-_S_COEF, _T_COEF, _P_COEF, _Q_COEF = _mills_series()
+_TAIL = 3.0  # for z < -_TAIL the left tail comes from the continued fraction
+_FRACTION_TERMS = 64  # enough for relative accuracy ~1e-16 at x >= 3
 
 
 @njit(cache=True)
-def _polyval(coef, u):
-    """sum_k coef[k] u^k by Horner's rule."""
-    acc = 0.0
-    for k in range(coef.size - 1, -1, -1):
-        acc = acc * u + coef[k]
-    return acc
+def _mills_fraction(x):
+    """(c, d) of the Laplace continued fraction of the Mills ratio, for x >= 3.
+
+    R(x) = (1 - Phi(x)) / N(x) = 1/(x + c),  c = 1/(x + d),  d = 2/(x + 3/(x + 4/(x + ...))),
+    evaluated backwards. With z = -x and w = N(z)/Phi(z) = x + c this gives, without
+    cancellation, z + w = c, 1 - w (z + w) = c (d - c) and 1 + z (z + w) = c d.
+    """
+    d = 0.0
+    for k in range(_FRACTION_TERMS, 1, -1):
+        d = k / (x + d)
+    return 1.0 / (x + d), d
 
 
 @njit(cache=True)
 def log_ndtr(z):
-    """log Phi(z), accurate over the whole real line."""
+    """log Phi(z), accurate to a few ulp over the whole real line."""
     if z >= 0.0:
         return math.log1p(-0.5 * math.erfc(z / _SQRT2))
-    if z > -37.0:
+    if z > -_TAIL:
         return math.log(0.5 * math.erfc(-z / _SQRT2))
     x = -z
-    return -0.5 * x * x - math.log(x) - _LOG_SQRT_2PI + math.log(_polyval(_S_COEF, 1.0 / (x * x)))
+    c, _ = _mills_fraction(x)
+    return -0.5 * x * x - _LOG_SQRT_2PI - math.log(x + c)
 
 
 @njit(cache=True)
@@ -116,12 +100,9 @@ def _threshold_terms(z, epsilon):
     """(log Z, w, t = z + w, 1 - w t, 1 + z t) of the noisy threshold (module docstring)."""
     if epsilon == 0.0 and z < -_TAIL:
         x = -z
-        u = 1.0 / (x * x)
-        s = _polyval(_S_COEF, u)
-        log_z = -0.5 * x * x - math.log(x) - _LOG_SQRT_2PI + math.log(s)
-        shifted = _polyval(_T_COEF, u) / (x * s)
-        one_minus = u * _polyval(_P_COEF, u) / (s * s)
-        return log_z, x / s, shifted, one_minus, u * _polyval(_Q_COEF, u) / s
+        c, d = _mills_fraction(x)
+        log_z = -0.5 * x * x - _LOG_SQRT_2PI - math.log(x + c)
+        return log_z, x + c, c, c * (d - c), c * d
     log_cdf = log_ndtr(z)
     if epsilon == 0.0:
         log_z = log_cdf
@@ -204,7 +185,9 @@ class Likelihood:
 
     def tilted(self, y, cavity_mean, cavity_variance) -> TiltedMoments:
         """Tilted moments for every site given Gaussian cavities N(cavity_mean, cavity_variance)."""
-        y, mu, var = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (y, cavity_mean, cavity_variance)))
+        y, mu, var = np.broadcast_arrays(
+            *(np.asarray(a, dtype=float) for a in (y, cavity_mean, cavity_variance))
+        )
         if not np.all((var > 0) & np.isfinite(var)):
             raise ValueError("cavity variances must be positive and finite")
         out = tilted_arrays(self.kind, self.params, y.ravel(), mu.ravel(), var.ravel())
@@ -215,7 +198,7 @@ class Likelihood:
         return self.tilted(y, mean, variance).log_z
 
     def expected_log_likelihood(self, y, mean, variance) -> float:
-        """sum_i E_q[log p(y_i | f_i)] under q(f_i) = N(mean_i, variance_i) (F_epsilon, Appendix)."""
+        """sum_i E_q[log p(y_i | f_i)], q(f_i) = N(mean_i, variance_i) (F_epsilon, Appendix)."""
         raise NotImplementedError
 
     def optimal_parameter(self, y, mean, variance) -> float:
@@ -249,7 +232,10 @@ class NoisyThresholdLikelihood(Likelihood):
         self.probit_variance = float(probit_variance)
 
     def __repr__(self):
-        return f"NoisyThresholdLikelihood(epsilon={self.epsilon}, probit_variance={self.probit_variance})"
+        return (
+            f"NoisyThresholdLikelihood(epsilon={self.epsilon}, "
+            f"probit_variance={self.probit_variance})"
+        )
 
     @property
     def params(self) -> np.ndarray:
@@ -276,7 +262,9 @@ class NoisyThresholdLikelihood(Likelihood):
         p_wrong = np.exp(self._wrong_side_log_probability(y, mean, variance))
         if self.epsilon == 0.0:
             return 0.0 if np.all(p_wrong == 0) else -np.inf
-        return float(np.sum((1 - p_wrong) * math.log1p(-self.epsilon) + p_wrong * math.log(self.epsilon)))
+        return float(
+            np.sum((1 - p_wrong) * math.log1p(-self.epsilon) + p_wrong * math.log(self.epsilon))
+        )
 
     def optimal_parameter(self, y, mean, variance) -> float:
         """epsilon = mean_i q(y_i f_i < 0): the maximiser of F_epsilon (Appendix, eq. 56)."""
@@ -327,7 +315,9 @@ class GaussianLikelihood(Likelihood):
     def expected_log_likelihood(self, y, mean, variance) -> float:
         y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
         s2 = self.noise_variance
-        return float(np.sum(-0.5 * np.log(2 * np.pi * s2) - ((y - mean) ** 2 + variance) / (2 * s2)))
+        return float(
+            np.sum(-0.5 * np.log(2 * np.pi * s2) - ((y - mean) ** 2 + variance) / (2 * s2))
+        )
 
     def optimal_parameter(self, y, mean, variance) -> float:
         """sigma2 = mean_i E_q[(y_i - f_i)^2]."""

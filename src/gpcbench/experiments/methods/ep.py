@@ -1,0 +1,80 @@
+"""GPC-EP rows of Kim & Ghahramani (2006) Tables 1, 2, 4 and 5, and SVM-EP(s,soft).
+
+Warm starts follow footnote 11 as pipeline dependencies (``upstream``), not recomputation:
+GPC-EP(s,*) on fold k starts from its own fold k-1 result (fold 0 from the paper's values);
+GPC-EP(m,soft) starts from GPC-EP(s,soft) on the same fold; SVM-EP(s,soft) uses the covariance
+GPC-EP(s,soft) learned on the same fold, without theta2. ``warm_start: false`` in the method's
+options starts every fold from the paper's values instead.
+"""
+
+from gpcbench.experiments.registry import MethodSpec, register
+
+VARIANT_NAMES = {"gpc-ep-s-hard": "GPC-EP(s,hard)", "gpc-ep-s-soft": "GPC-EP(s,soft)",
+                 "gpc-ep-m-soft": "GPC-EP(m,soft)"}
+
+
+def fitted(ctx, method, fold):
+    """Hyperparameters an upstream job fitted, or None if it did not run or failed."""
+    record = ctx.upstream.get(f"{method}/fold{fold}")
+    if not record or record.get("status") != "ok":
+        return None
+    return record.get("hyperparameters") or None
+
+
+def discrete_mask(ctx):
+    return [kind == "discrete" for kind in ctx.feature_types]
+
+
+def gpc_ep(method):
+    def factory(ctx):
+        from gpcbench.learning.em_ep import initial_hyperparameters
+        from gpcbench.models import gpc_ep_variant
+
+        name = VARIANT_NAMES[method]
+        init = initial_hyperparameters(
+            name, previous_fold=fitted(ctx, method, ctx.fold - 1),
+            same_fold=fitted(ctx, "gpc-ep-s-soft", ctx.fold))
+        options = {k: v for k, v in ctx.options.items() if k != "warm_start"}
+        model = gpc_ep_variant(name, init=init, **options)
+        return model.set_params(discrete_features=discrete_mask(ctx))
+
+    return factory
+
+
+def previous_fold(method):
+    def upstream(fold, options):
+        if not options.get("warm_start", True) or fold == 0:
+            return []
+        return [(method, fold - 1)]
+
+    return upstream
+
+
+def same_fold_s_soft(fold, options):
+    return [("gpc-ep-s-soft", fold)]
+
+
+def svm_ep(ctx):
+    from gpcbench.baselines.svm import KernelSVM
+    from gpcbench.covariance import Covariance
+
+    learned = fitted(ctx, "gpc-ep-s-soft", ctx.fold)
+    if learned is None:
+        raise RuntimeError("GPC-EP(s,soft) has no fitted hyperparameters on this fold")
+    kernel = Covariance(learned["theta0"], learned["theta1"], 0.0,
+                        learned["inverse_lengthscale"], discrete_mask(ctx))
+    return KernelSVM(kernel=kernel, cv_folds=ctx.options.get("cv_folds", 5),
+                     random_state=ctx.seed, n_jobs=ctx.n_jobs)
+
+
+EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.gaussian",
+              "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.models")
+
+for _method, _label in VARIANT_NAMES.items():
+    register(MethodSpec(
+        name=_method, label=_label, factory=gpc_ep(_method), modules=EP_MODULES,
+        upstream=(same_fold_s_soft if _method == "gpc-ep-m-soft" else previous_fold(_method)),
+    ))
+register(MethodSpec(name="svm-ep-s-soft", label="SVM-EP(s,soft)", factory=svm_ep,
+                    modules=("gpcbench.baselines.svm", *EP_MODULES), probabilistic=False,
+                    upstream=same_fold_s_soft))

@@ -1,0 +1,353 @@
+"""EM-EP hyperparameter learning (Kim & Ghahramani 2006, section 3.3 and Appendix).
+
+E-step: EP at the current hyperparameters gives q(f) = N(h, A) = N(C alpha, A) (eq. 27).
+M-step: with q fixed, maximise the Jensen lower bound (eqs. 29, 55)
+
+    F = E_q[log p(y | f, epsilon)] + E_q[log p(f | X, theta_cov)] + H(q)
+      =            F_epsilon       +          F_theta_cov          + H(q)
+
+over the hyperparameters. F_theta_cov (eq. 56) is
+
+    F_theta_cov = -1/2 log|2 pi C| - 1/2 tr(C^-1 (h h^T + A)),
+
+with gradient (eq. 57, i.e. eq. 31 after h = C alpha)
+
+    dF/dtheta = 1/2 tr[(C^-1 (h h^T + A) C^-1 - C^-1) dC/dtheta],
+
+maximised in log space with L-BFGS-B. F_epsilon = sum_i [P_i log(1 - eps) + (1 - P_i) log eps],
+P_i = q(y_i f_i > 0), is maximised in closed form by eps = mean_i (1 - P_i) (the
+likelihood's ``optimal_parameter``). The two steps alternate until log Z (eq. 23) changes by
+less than ``tol``; every iteration is recorded in a trace.
+
+Theorem 1: at the E-step's hyperparameters the gradient of F_theta_cov equals the gradient of
+the EP log evidence (``EPResult.log_evidence_gradient``); the tests check this identity.
+
+With epsilon = 0 the likelihood is H(y f), log p(y | f) = -inf on a set of positive q-mass and
+F itself is -inf; F_theta_cov, which is all the M-step uses, stays finite and is recorded too.
+
+The paper's variants (Tables 4-5) and its initialisation protocol (footnotes 11-12) are
+described by :data:`VARIANTS` and :func:`initial_hyperparameters`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import LinAlgError, cholesky
+from scipy.linalg.lapack import dpotri
+from scipy.optimize import minimize
+
+from gpcbench.covariance import Covariance
+from gpcbench.inference.ep import EPResult, expectation_propagation
+from gpcbench.likelihoods import Likelihood
+
+COVARIANCE_NAMES = ("theta0", "theta1", "theta2", "inverse_lengthscale")
+#: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; footnote 12: epsilon = 0.
+PAPER_INITIAL_VALUES = {
+    "theta0": 1.0,
+    "theta1": 1e-4,
+    "theta2": 1e-3,
+    "inverse_lengthscale": 0.05,
+    "epsilon": 0.0,
+}
+#: "theta2 was fixed to zero or a very small number" for GPC-EP(s,hard) (section 3.5.2).
+HARD_THETA2 = 1e-6
+#: Box constraints on every log hyperparameter during the M-step (numerical safety only).
+LOG_BOUNDS = (math.log(1e-10), math.log(1e6))
+#: L-BFGS-B iterations per M-step (see :func:`m_step`).
+M_STEP_MAXITER = 10
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One GPC-EP row of Tables 4-5: model structure, learned set and initialisation rule.
+
+    ``init_from`` is ``"previous_fold"`` (footnote 11: first fold from
+    :data:`PAPER_INITIAL_VALUES`, later folds from the previous fold's result) or the name of
+    another variant fitted on the same fold (GPC-EP(m,soft) starts from GPC-EP(s,soft)).
+    """
+
+    name: str
+    ard: bool
+    learn: tuple[str, ...]
+    fixed: dict = field(default_factory=dict)
+    init_from: str = "previous_fold"
+
+
+VARIANTS = {
+    v.name: v
+    for v in (
+        Variant(
+            "GPC-EP(s,hard)",
+            ard=False,
+            learn=("theta0", "theta1", "inverse_lengthscale"),
+            fixed={"theta2": HARD_THETA2},
+        ),
+        Variant("GPC-EP(s,soft)", ard=False, learn=COVARIANCE_NAMES),
+        Variant("GPC-EP(m,soft)", ard=True, learn=COVARIANCE_NAMES, init_from="GPC-EP(s,soft)"),
+    )
+}
+
+
+def initial_hyperparameters(variant: Variant | str, previous_fold=None, same_fold=None) -> dict:
+    """Starting hyperparameters for one fold under the paper's protocol (footnote 11).
+
+    Parameters
+    ----------
+    variant : Variant or its name in :data:`VARIANTS`
+    previous_fold : dict, optional
+        ``hyperparameters_`` fitted by the same variant on the previous fold.
+    same_fold : dict, optional
+        ``hyperparameters_`` fitted on this fold by the variant named in ``variant.init_from``.
+
+    Returns
+    -------
+    dict with keys theta0, theta1, theta2, inverse_lengthscale, epsilon; the variant's fixed
+    values override the starting ones.
+    """
+    variant = VARIANTS[variant] if isinstance(variant, str) else variant
+    if variant.init_from == "previous_fold":
+        start = previous_fold if previous_fold is not None else PAPER_INITIAL_VALUES
+    else:
+        if same_fold is None:
+            raise ValueError(f"{variant.name} starts from {variant.init_from} on the same fold")
+        start = same_fold
+    values = {key: start[key] for key in PAPER_INITIAL_VALUES}
+    values.update(variant.fixed)
+    return values
+
+
+@dataclass
+class EMEPResult:
+    """Outcome of :func:`em_ep`."""
+
+    covariance: Covariance
+    likelihood: Likelihood
+    ep: EPResult
+    trace: list[dict]
+    converged: bool
+    n_iter: int
+
+    @property
+    def log_evidence(self) -> float:
+        return self.ep.log_evidence
+
+
+# ---------------------------------------------------------------------------- the bound
+def _prior_cholesky(cov) -> np.ndarray:
+    """Lower Cholesky factor of the prior covariance C, which F needs to be positive definite."""
+    try:
+        return cholesky(cov, lower=True)
+    except LinAlgError as err:
+        raise LinAlgError(
+            "the prior covariance C is not positive definite (duplicated inputs with "
+            "theta2 = 0?); the bound F of eq. 29 needs theta2 > 0"
+        ) from err
+
+
+def _inverse_from_cholesky(chol) -> np.ndarray:
+    """C^-1 from the lower Cholesky factor of C (LAPACK potri, then symmetrised).
+
+    The one explicit inverse of the package: the gradient of eq. 57 needs the full matrix
+    C^-1 E[f f^T] C^-1 - C^-1 to contract with every dC/dtheta.
+    """
+    lower, info = dpotri(chol, lower=1)
+    if info != 0:
+        raise LinAlgError(f"potri failed (info={info})")
+    return np.tril(lower) + np.tril(lower, -1).T
+
+
+def prior_term(covariance: Covariance, X, second_moment):
+    """F_theta_cov = E_q[log N(f | 0, C)] and its gradient w.r.t. all log hyperparameters.
+
+    ``second_moment`` is E_q[f f^T] = h h^T + A (eq. 56); returns (value, gradient) with the
+    gradient of eq. 57 in the layout of ``covariance.params``.
+    """
+    cov = covariance(X)
+    n = cov.shape[0]
+    chol = _prior_cholesky(cov)
+    cov_inv = _inverse_from_cholesky(chol)
+    weighted = cov_inv @ second_moment  # C^-1 E[f f^T]
+    value = (
+        -0.5 * n * math.log(2 * math.pi) - np.sum(np.log(np.diag(chol))) - 0.5 * np.trace(weighted)
+    )
+    outer = weighted @ cov_inv - cov_inv  # C^-1 E[f f^T] C^-1 - C^-1
+    return float(value), 0.5 * covariance.gradient_contraction(X, outer)
+
+
+def second_moment(ep: EPResult) -> np.ndarray:
+    """E_q[f f^T] = h h^T + A for the E-step posterior."""
+    return np.outer(ep.mean, ep.mean) + ep.posterior_covariance()
+
+
+def entropy(ep: EPResult) -> float:
+    """H(q) = 1/2 log|2 pi e A|, with log|A| = log|C| - log|B| (A = (C^-1 + S)^-1)."""
+    n = ep.mean.size
+    chol = _prior_cholesky(ep.factor.kernel)
+    log_det_a = 2.0 * np.sum(np.log(np.diag(chol))) - ep.factor.log_det
+    return float(0.5 * n * math.log(2 * math.pi * math.e) + 0.5 * log_det_a)
+
+
+def lower_bound(
+    covariance: Covariance, likelihood: Likelihood, X, y, ep: EPResult, moment=None
+) -> dict:
+    """The bound F of eq. 29 for q = ``ep``'s posterior, and its three parts (eq. 56)."""
+    moment = second_moment(ep) if moment is None else moment
+    prior, _ = prior_term(covariance, X, moment)
+    expected = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
+    ent = entropy(ep)
+    return {"prior": prior, "likelihood": expected, "entropy": ent, "F": expected + prior + ent}
+
+
+def _increase(new: float, old: float) -> float:
+    """new - old, with -inf -> -inf counted as no change (F is -inf when epsilon = 0)."""
+    return 0.0 if new == old else float(new - old)
+
+
+# ---------------------------------------------------------------------------- M-step
+def _free_mask(covariance: Covariance, learn) -> np.ndarray:
+    """Which entries of ``covariance.params`` are optimised."""
+    names = covariance.param_names
+    mask = np.array([name.split("[")[0] in learn for name in names])
+    bad = [n for n, free, v in zip(names, mask, covariance.params) if free and not v > 0]
+    if bad:
+        raise ValueError(f"learned hyperparameters must be > 0 (log space); {bad} are not")
+    return mask
+
+
+def m_step(covariance: Covariance, X, moment, free, *, maxiter: int = M_STEP_MAXITER):
+    """Maximise F_theta_cov over the free log hyperparameters with L-BFGS-B.
+
+    At most ``maxiter`` quasi-Newton iterations: by default a partial maximisation (a
+    generalised EM step, like the fixed line-search budget of the paper's conjugate-gradient
+    ``minimize``), which needs fewer bound evaluations in total than maximising fully.
+    Returns (new covariance, F_theta_cov before, F_theta_cov after, optimiser result).
+    """
+    start = covariance.log_params
+    bounds = [LOG_BOUNDS] * int(free.sum())
+
+    def negative_bound(free_log_params):
+        log_params = start.copy()
+        log_params[free] = free_log_params
+        try:
+            value, gradient = prior_term(covariance.with_log_params(log_params), X, moment)
+        except LinAlgError:
+            return np.inf, np.zeros(free_log_params.size)
+        return -value, -gradient[free]
+
+    before = -prior_term(covariance, X, moment)[0]  # raises if C is not positive definite
+    result = minimize(
+        negative_bound,
+        np.clip(start[free], *LOG_BOUNDS),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"maxiter": maxiter, "ftol": 1e-12, "gtol": 1e-6},
+    )
+    if not np.isfinite(result.fun) or result.fun > before:
+        # never move to a worse point than the start (F must not decrease in an M-step)
+        return covariance, -before, -before, result
+    params = covariance.params.copy()  # fixed entries stay bit-for-bit as given
+    params[free] = np.exp(result.x)
+    return covariance.with_params(params), -before, -float(result.fun), result
+
+
+# ---------------------------------------------------------------------------- EM loop
+def em_ep(
+    X,
+    y,
+    covariance: Covariance,
+    likelihood: Likelihood,
+    *,
+    learn=COVARIANCE_NAMES,
+    max_iter: int = 100,
+    tol: float = 1e-3,
+    ep_options: dict | None = None,
+    m_step_maxiter: int = M_STEP_MAXITER,
+) -> EMEPResult:
+    """Fit hyperparameters by EM-EP.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    y : array of shape (n,)
+        +-1 labels (or real targets with a Gaussian likelihood).
+    covariance : Covariance
+        Starting covariance (eq. 13); its values are the initial hyperparameters.
+    likelihood : Likelihood
+        Starting likelihood; its parameter (epsilon, or the Gaussian noise variance) is learned
+        when its ``parameter_name`` is in ``learn``.
+    learn : collection of str
+        Names among theta0, theta1, theta2, inverse_lengthscale and the likelihood parameter.
+    max_iter : int
+        Maximum number of EM iterations (M-steps).
+    tol : float
+        Stop when |change of log Z| between consecutive E-steps is below this.
+    ep_options : dict, optional
+        Passed to :func:`~gpcbench.inference.ep.expectation_propagation`.
+    m_step_maxiter : int
+        L-BFGS-B iteration limit per M-step.
+
+    Returns
+    -------
+    EMEPResult
+        ``trace`` holds one dict per E-step: iteration, log_evidence, lower_bound (F, -inf when
+        epsilon = 0), lower_bound_prior (F_theta_cov), m_step_gain (increase of F in the
+        following M-step, None after the last E-step), the hyperparameters, and EP's sweeps and
+        convergence flag.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ep_options = dict(ep_options or {})
+    learn = tuple(learn)
+    unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
+    if unknown:
+        raise ValueError(f"cannot learn {sorted(unknown)}")
+    free = _free_mask(covariance, learn)
+    learn_likelihood = likelihood.parameter_name in learn
+    trace: list[dict] = []
+    ep = expectation_propagation(covariance(X), y, likelihood, **ep_options)
+    converged = False
+    for iteration in range(max_iter + 1):
+        moment = second_moment(ep)
+        bound = lower_bound(covariance, likelihood, X, y, ep, moment)
+        trace.append(_trace_entry(iteration, ep, bound, covariance, likelihood))
+        if iteration > 0 and abs(trace[-1]["log_evidence"] - trace[-2]["log_evidence"]) < tol:
+            converged = True
+            break
+        if iteration == max_iter:
+            break
+        gain = 0.0
+        if free.any():
+            covariance, before, after, _ = m_step(
+                covariance, X, moment, free, maxiter=m_step_maxiter
+            )
+            gain += after - before
+        if learn_likelihood:
+            old = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
+            likelihood = likelihood.with_parameter(
+                likelihood.optimal_parameter(y, ep.mean, ep.variance)
+            )
+            gain += _increase(likelihood.expected_log_likelihood(y, ep.mean, ep.variance), old)
+        trace[-1]["m_step_gain"] = gain
+        ep = expectation_propagation(
+            covariance(X), y, likelihood, initial_sites=ep.sites, **ep_options
+        )
+    return EMEPResult(covariance, likelihood, ep, trace, converged, iteration)
+
+
+def _trace_entry(iteration, ep, bound, covariance, likelihood) -> dict:
+    values = covariance.to_dict()
+    values[likelihood.parameter_name] = float(likelihood.params[0])
+    return {
+        "iteration": iteration,
+        "log_evidence": ep.log_evidence,
+        "lower_bound": bound["F"],
+        "lower_bound_prior": bound["prior"],
+        "m_step_gain": None,
+        "hyperparameters": values,
+        "ep_sweeps": ep.n_sweeps,
+        "ep_converged": ep.converged,
+    }

@@ -1,0 +1,113 @@
+"""Covariance of eqs. 13-14: values against a literal double loop, gradients against finite
+differences, the contraction against the explicit gradient stack."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gpcbench.covariance import Covariance
+
+
+def _literal(cov: Covariance, X, X2=None, discrete=None):
+    """Eq. 13 element by element."""
+    same = X2 is None
+    X2 = X if same else X2
+    d = X.shape[1]
+    scales = np.broadcast_to(cov.inverse_lengthscale, (d,))
+    discrete = np.zeros(d, bool) if discrete is None else discrete
+    out = np.empty((len(X), len(X2)))
+    for i in range(len(X)):
+        for j in range(len(X2)):
+            dist = 0.0
+            for m in range(d):
+                if discrete[m]:
+                    dist += scales[m] * (X[i, m] != X2[j, m])
+                else:
+                    dist += scales[m] * (X[i, m] - X2[j, m]) ** 2
+            out[i, j] = cov.theta0 * math.exp(-0.5 * dist) + cov.theta1
+            if same and i == j:
+                out[i, j] += cov.theta2
+    return out
+
+
+@pytest.fixture
+def mixed_inputs():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((9, 4))
+    X[:, 1] = rng.integers(0, 3, 9)  # discrete
+    X[:, 3] = 50.0 + 3.0 * X[:, 3]  # offset continuous feature
+    return X, np.array([False, True, False, False])
+
+
+@pytest.mark.parametrize("scales", [0.7, [0.3, 1.1, 0.05, 2.0]])
+def test_matches_literal_equation_13(mixed_inputs, scales):
+    X, discrete = mixed_inputs
+    cov = Covariance(1.7, 0.3, 0.05, scales, discrete_features=discrete)
+    np.testing.assert_allclose(cov(X), _literal(cov, X, discrete=discrete), rtol=1e-12)
+    X2 = X[:4] + 0.1
+    np.testing.assert_allclose(cov(X2, X), _literal(cov, X2, X, discrete=discrete), rtol=1e-12)
+
+
+def test_theta2_only_on_training_diagonal(mixed_inputs):
+    X, discrete = mixed_inputs
+    with_noise = Covariance(1.0, 0.1, 0.4, 0.5, discrete)
+    without = Covariance(1.0, 0.1, 0.0, 0.5, discrete)
+    np.testing.assert_allclose(with_noise(X) - without(X), 0.4 * np.eye(len(X)))
+    np.testing.assert_allclose(with_noise(X, X), without(X, X))  # cross-covariance: no theta2
+    np.testing.assert_allclose(with_noise.diag(X), np.diag(with_noise(X)))
+
+
+def test_discrete_indices_equal_mask(mixed_inputs):
+    X, discrete = mixed_inputs
+    by_mask = Covariance(1.0, 0.1, 0.1, [0.3, 1.1, 0.05, 2.0], discrete)
+    by_index = Covariance(1.0, 0.1, 0.1, [0.3, 1.1, 0.05, 2.0], [1])
+    np.testing.assert_array_equal(by_mask(X), by_index(X))
+
+
+@pytest.mark.parametrize("scales", [0.4, [0.3, 1.1, 0.05, 0.02]])
+def test_gradients_match_finite_differences(mixed_inputs, scales):
+    X, discrete = mixed_inputs
+    cov = Covariance(1.3, 0.2, 0.1, scales, discrete)
+    grads = cov.gradients(X)
+    base = cov.log_params
+    h = 1e-6
+    for k in range(cov.n_params):
+        step = np.zeros_like(base)
+        step[k] = h
+        fd = (cov.with_log_params(base + step)(X) - cov.with_log_params(base - step)(X)) / (2 * h)
+        np.testing.assert_allclose(grads[k], fd, rtol=1e-6, atol=1e-9, err_msg=cov.param_names[k])
+
+
+@pytest.mark.parametrize("scales", [0.4, [0.3, 1.1, 0.05, 0.02]])
+def test_contraction_equals_gradient_stack(mixed_inputs, scales):
+    X, discrete = mixed_inputs
+    cov = Covariance(1.3, 0.2, 0.1, scales, discrete)
+    weight = np.random.default_rng(0).standard_normal((len(X), len(X)))
+    stack = cov.gradients(X)
+    expected = stack.reshape(len(stack), -1) @ weight.ravel()
+    np.testing.assert_allclose(cov.gradient_contraction(X, weight), expected, rtol=1e-9, atol=1e-10)
+
+
+def test_parameter_vector_round_trip():
+    cov = Covariance(2.0, 0.5, 0.25, [0.1, 0.2, 0.3])
+    assert cov.param_names[3:] == [f"inverse_lengthscale[{m}]" for m in range(3)]
+    back = cov.with_log_params(cov.log_params)
+    np.testing.assert_allclose(back.params, cov.params)
+    assert cov.to_dict() == {
+        "theta0": 2.0,
+        "theta1": 0.5,
+        "theta2": 0.25,
+        "inverse_lengthscale": [0.1, 0.2, 0.3],
+    }
+    shared = Covariance(2.0, 0.5, 0.25, 0.1)
+    assert shared.shared and shared.to_dict()["inverse_lengthscale"] == 0.1
+
+
+def test_invalid_values_raise():
+    with pytest.raises(ValueError):
+        Covariance(-1.0, 0.0, 0.0, 1.0)
+    with pytest.raises(ValueError):
+        Covariance(1.0, 0.0, 0.0, [1.0, 2.0])(np.zeros((3, 3)))
+    with pytest.raises(ValueError):
+        Covariance(1.0, 0.0, np.nan, 1.0)
