@@ -89,14 +89,18 @@ EOF
     wait_for 30 "the node to be idle" "sinfo -h -o %T 2>/dev/null | grep -qx idle"
 }
 
+# alive PID: the process exists and is not a zombie (PID 1 may not reap daemons here).
+alive() { local state; state=$(ps -o stat= -p "$1") && [[ $state != Z* ]]; }
+export -f alive
+
 # stop_pidfile FILE NAME: SIGTERM the daemon NAME whose pid is in FILE; SIGKILL after 10 s.
 stop_pidfile() {
     local file=$1 name=$2 pid
     [ -f "$file" ] || return 0
     pid=$(cat "$file")
-    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]; then
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] && alive "$pid"; then
         kill -TERM "$pid"
-        timeout 10 bash -c "while [ -e /proc/$pid ]; do sleep 0.2; done" || {
+        timeout 10 bash -c "while alive $pid; do sleep 0.2; done" || {
             echo "cluster.sh: $name ($pid) ignored SIGTERM; killing it" >&2
             kill -KILL "$pid" 2>/dev/null || true
         }

@@ -28,7 +28,6 @@ rule preprocess:
     params:
         seed=config["seed"],
         code=lambda w: data_code_hash(w.dataset),
-    group: "prepare"
     resources:
         runtime=15,
         mem_mb=2000,

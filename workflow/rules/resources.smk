@@ -1,4 +1,4 @@
-# Scheduler requests of each rule (threads, mem_mb, runtime in minutes, cpus_per_task): read
+# Scheduler requests of fold jobs (threads, mem_mb, runtime in minutes, cpus_per_task), read
 # by cluster profiles (workflow/profiles/slurm); a local run uses only `threads`.
 #
 # A fold job's request comes from a per-method cost table and the entry's training rows n:
@@ -8,8 +8,9 @@
 # overrides rows field by field, e.g. for a sampler:
 #   jobs: {resources: {gkm-rjmcmc: {minutes: 60, exponent: 2, group: false}}}
 # A job that SLURM kills (TIMEOUT, OUT_OF_MEMORY) is resubmitted by the profile's `retries`
-# with the fold's whole time limit and twice the memory per attempt. Folds of methods with
-# group: true are short: the slurm profile packs several into one scheduler job.
+# with the fold's whole time limit and twice the memory per attempt. Short folds (of methods
+# with group: true, asking at most GROUP_MAX_MINUTES) join the group "folds", which the slurm
+# profile packs several to a SLURM job; longer ones get a SLURM job each.
 
 FOLD_COST = {
     "default": {"minutes": 5, "exponent": 2, "mem_mb": JOBS.get("mem_mb", 1000), "matrices": 2,
@@ -17,10 +18,12 @@ FOLD_COST = {
 }
 # Beyond its own time limit a fold writes a "timeout" record; allow start-up and I/O on top.
 FOLD_MAX_MINUTES = int(JOBS["time_limit_s"] / 60) + 5
+GROUP_MAX_MINUTES = 15
 
-# Rules run by Snakemake itself, not submitted: fetching needs the internet (compute nodes
-# often have none), the aggregation and report take seconds.
-localrules: fetch_raw, collect, report
+# Rules the submitting Snakemake runs itself (profile: local-cores): fetching needs the
+# internet, which compute nodes often lack; the others take seconds, less than the start-up
+# of a SLURM job.
+localrules: fetch_raw, preprocess, split, collect, report
 
 
 def fold_cost(method):
@@ -58,8 +61,9 @@ def fold_runtime(wildcards, attempt):
 def fold_mem_mb(wildcards, attempt):
     cost = fold_cost(wildcards.method)
     n = train_rows(wildcards.experiment, wildcards.entry)
-    return int((cost["mem_mb"] + cost["matrices"] * 8 * n**2 / 1e6) * 2 ** (attempt - 1))
+    return int(cost["mem_mb"] + cost["matrices"] * 8 * n**2 / 1e6) * 2 ** (attempt - 1)
 
 
 def fold_group(wildcards):
-    return "folds" if fold_cost(wildcards.method)["group"] else None
+    short = fold_runtime(wildcards, attempt=1) <= GROUP_MAX_MINUTES
+    return "folds" if short and fold_cost(wildcards.method)["group"] else None

@@ -1,0 +1,293 @@
+"""Cluster execution through workflow/profiles/slurm on a real single-node SLURM
+(tests/slurm/cluster.sh: Debian's slurm-wlm + munge on 127.0.0.1).
+
+The smoke config run through SLURM -- interrupted by a cancelled job, then rerun -- gives fold
+results identical to a local run (all fields but timings, host and start time); the rerun
+redoes only the unfinished jobs. A job that dies makes the run exit nonzero, is resubmitted
+with more time and memory, and is recorded. No job and no daemon is left afterwards.
+
+Needs root and apt-get (SLURM is installed from Debian when missing); skipped, with the
+reason, elsewhere. Copies of the repository run in temporary directories and share the
+repository's data/archives cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
+LOCK = Path("/tmp/gpcbench-slurm-test.lock")  # one test cluster per machine at a time
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+SLURM = ["--profile", "workflow/profiles/slurm", "--configfile", "config/smoke.yaml"]
+# The test cluster is idle: poll it every few seconds, not at the profile's shared-cluster pace.
+FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
+RUN_TIMEOUT = 900  # seconds for one Snakemake run
+
+
+def _why_slurm_cannot_run() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root to install SLURM (apt-get) and run its daemons"
+    installed = all(shutil.which(tool) for tool in ("munged", "slurmctld", "slurmd", "sbatch"))
+    if not installed and not shutil.which("apt-get"):
+        return "SLURM is not installed and there is no apt-get to install it"
+    return None
+
+
+def _sh(*args) -> str:
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    if done.returncode:
+        pytest.fail(f"{' '.join(map(str, args))} exited {done.returncode}: "
+                    f"{(done.stderr or done.stdout).strip()}", pytrace=False)
+    return done.stdout
+
+
+def _queue() -> list[str]:
+    return _sh("squeue", "-h", "-o", "%i %T %k").splitlines()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A running single-node cluster; stopped (no job, no daemon) even when a test fails."""
+    if reason := _why_slurm_cannot_run():
+        pytest.skip(reason)
+    try:
+        metadata.version("snakemake-executor-plugin-slurm")
+    except metadata.PackageNotFoundError:
+        pytest.fail("snakemake-executor-plugin-slurm is not installed in this environment",
+                    pytrace=False)
+    with open(LOCK, "w") as lock:
+        deadline = time.monotonic() + 1200
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"another test cluster held {LOCK} for 20 minutes", pytrace=False)
+                time.sleep(1)
+        _sh(CLUSTER_SH, "install")
+        state = Path(tempfile.mkdtemp(prefix="gpcbench-slurm-", dir="/tmp"))
+        state.chmod(0o755)  # munged runs as the munge user
+        try:
+            _sh(CLUSTER_SH, "start", state)
+            yield state
+        finally:
+            daemons = {p.stem: int(p.read_text()) for p in state.rglob("*.pid")}
+            stopped = subprocess.run([CLUSTER_SH, "stop", state], capture_output=True, text=True)
+            alive = [name for name, pid in daemons.items() if _alive(pid)]
+            shutil.rmtree(state, ignore_errors=True)
+            assert stopped.returncode == 0 and not alive, \
+                f"teardown left {alive or 'jobs'} running: {stopped.stderr.strip()}"
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (PID 1 need not reap orphaned daemons)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory) -> Path:
+    """The tracked and untracked-not-ignored files, copied once, so that every run of this
+    module (local and SLURM) sees the same sources even while the repository is being edited."""
+    snap = tmp_path_factory.mktemp("snapshot")
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (REPO / name).is_file() and not name.startswith("reports/"):
+            (snap / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, snap / name)
+    return snap
+
+
+def _copy(snap: Path, dest: Path) -> dict:
+    """A working copy of the snapshot sharing the repository's archive cache (no network);
+    returns the environment that makes it import its own sources."""
+    shutil.copytree(snap, dest, dirs_exist_ok=True)
+    (REPO / "data" / "archives").mkdir(parents=True, exist_ok=True)
+    (dest / "data").mkdir(exist_ok=True)
+    (dest / "data" / "archives").symlink_to(REPO / "data" / "archives")
+    return {**os.environ, "PYTHONPATH": str(dest / "src")}
+
+
+def _snakemake(work: Path, env: dict, *args, log: str, wait=True):
+    """Run Snakemake in ``work`` (output to ``work/log``), in a process group of its own, under
+    a time limit that interrupts it like Ctrl-C, so that it cancels its own SLURM jobs first."""
+    command = ["timeout", "--foreground", "-s", "INT", "-k", "60", str(RUN_TIMEOUT),
+               *SNAKEMAKE, *args]
+    with open(work / log, "w") as out:
+        proc = subprocess.Popen(command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    if wait:
+        proc.wait()
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Interrupt a run still going (Snakemake cancels its SLURM jobs); kill it after 2 min."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _results(work: Path) -> dict[str, int]:
+    """Fold result path -> modification time (ns)."""
+    return {str(p.relative_to(work)): p.stat().st_mtime_ns
+            for p in (work / "results").glob("*/*/*/fold*.json")}
+
+
+def _planned(work: Path, env: dict, *args) -> dict[str, list[str]]:
+    """rule -> outputs of the jobs a dry run plans (group jobs list theirs indented)."""
+    out = subprocess.run([*SNAKEMAKE, "-n", *args], cwd=work, env=env, capture_output=True,
+                         text=True, check=True).stdout
+    planned, rule = {}, None
+    for line in out.splitlines():
+        if m := re.match(r"^\s*(?:local)?rule (\w+):", line):
+            rule = m.group(1)
+        elif rule and (m := re.match(r"^\s+output: (.+)$", line)):
+            planned.setdefault(rule, []).extend(s.strip() for s in m.group(1).split(","))
+    return planned
+
+
+@pytest.fixture(scope="module")
+def local_run(snapshot, tmp_path_factory):
+    """The smoke config run locally, in the background while the SLURM runs go on."""
+    work = tmp_path_factory.mktemp("local")
+    env = _copy(snapshot, work)
+    proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2",
+                      log="local.log", wait=False)
+    yield work, proc
+    _stop(proc)
+
+
+def test_fold_requests_grow_on_retry(snapshot, tmp_path):
+    """What a fold job asks the scheduler for: 5 min and 1000 MB for the smoke sets; the
+    fold's whole time limit (600 s + 5 min) and twice the memory on a second attempt."""
+    env = _copy(snapshot, tmp_path)
+    for attempt, runtime, mem in ((1, 5, 1000), (2, 15, 2000)):
+        out = subprocess.run([*SNAKEMAKE, "-n", *SLURM, "--attempt", str(attempt)],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+        requests = set(re.findall(r"output: results/\S+/fold\d+\.json\n(?:\s+\w+: .*\n)*?"
+                                  r"\s+resources: .*?mem_mb=(\d+),.*?runtime=(\d+)", out.stdout))
+        assert requests == {(str(mem), str(runtime))}
+
+
+def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(
+        cluster, snapshot, local_run, tmp_path):
+    work = tmp_path
+    env = _copy(snapshot, work)
+    hook = work / "tests" / "slurm" / "pythonpath"  # registers the method "crash"
+    env["PYTHONPATH"] = f"{hook}:{env['PYTHONPATH']}"
+    config = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    config["experiments"] = {"cho2015_iris": {**config["experiments"]["cho2015_iris"],
+                                              "methods": ["crash"]}}
+    config["tables"] = {}
+    (work / "config" / "crash.yaml").write_text(yaml.safe_dump(config))
+
+    run = _snakemake(work, env, "--profile", "workflow/profiles/slurm", "--configfile",
+                     "config/crash.yaml", *FAST_POLL, log="crash.log")
+    log = (work / "crash.log").read_text()
+    assert run.returncode == 1, log[-3000:]
+    assert "Error in rule run_fold" in log and "results/cho2015_iris/iris/crash/fold0.json" in log
+    assert not (work / "results" / "cho2015_iris" / "iris" / "crash").exists()
+    jobs = re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+)\)", log)
+    fold_jobs = [(job, Path(path)) for job, path in jobs if "folds" in path]
+    assert len(fold_jobs) == 3, jobs  # the first attempt and the profile's 2 retries
+    assert all("Error in rule run_fold" in path.read_text() for _, path in fold_jobs)
+    shown = [_sh("scontrol", "-o", "show", "job", job) for job, _ in fold_jobs]
+    assert [re.search(r"JobState=(\w+)", s).group(1) for s in shown] == ["FAILED"] * 3
+    assert [re.search(r"TimeLimit=(\S+)", s).group(1) for s in shown] == \
+        ["00:05:00", "00:15:00", "00:15:00"]
+    assert [re.search(r"MinMemoryNode=(\S+)", s).group(1) for s in shown] == \
+        ["1000M", "2000M", "4000M"]
+    assert _queue() == []
+
+
+@pytest.fixture(scope="module")
+def slurm_run(cluster, snapshot, local_run, tmp_path_factory):
+    """The smoke config through the slurm profile: one fold job is cancelled while it runs
+    (the run has no retries left for it), then the run is repeated to completion."""
+    work = tmp_path_factory.mktemp("slurm")
+    env = _copy(snapshot, work)
+    first = _snakemake(work, env, *SLURM, *FAST_POLL, "--retries", "0", log="first.log",
+                       wait=False)
+    try:
+        victim, deadline = None, time.monotonic() + RUN_TIMEOUT
+        while victim is None:
+            assert first.poll() is None, "the run ended before a fold job could be cancelled"
+            assert time.monotonic() < deadline, "no fold job ran"
+            if _results(work):  # some fold job has finished; cancel one that is running
+                running = [line.split()[0] for line in _queue()
+                           if " RUNNING " in line and "folds" in line]
+                victim = running[0] if running else None
+            time.sleep(0.5)
+        _sh("scancel", victim)
+        first.wait()
+    finally:
+        _stop(first)
+    queue_after_first = _queue()
+    finished = _results(work)
+    planned = _planned(work, env, *SLURM)
+    second = _snakemake(work, env, *SLURM, *FAST_POLL, log="second.log")
+    return {"work": work, "victim": victim, "first": first.returncode,
+            "queue_after_first": queue_after_first, "finished": finished, "planned": planned,
+            "second": second.returncode, "queue_after_second": _queue()}
+
+
+def test_cancelled_job_fails_the_run_and_leaves_no_job(slurm_run):
+    log = (slurm_run["work"] / "first.log").read_text()
+    assert slurm_run["first"] == 1, log[-3000:]
+    assert re.search(rf"JOB {slurm_run['victim']} ON \S+ CANCELLED", log)
+    assert "Error in group folds" in log
+    assert slurm_run["queue_after_first"] == []
+
+
+def test_rerun_redoes_only_unfinished_jobs(slurm_run):
+    work = slurm_run["work"]
+    assert slurm_run["second"] == 0, (work / "second.log").read_text()[-3000:]
+    done_before, done_after = slurm_run["finished"], _results(work)
+    missing = sorted(set(done_after) - set(done_before))
+    assert done_before and missing
+    assert sorted(slurm_run["planned"].get("run_fold", [])) == missing
+    assert {path: done_after[path] for path in done_before} == done_before  # untouched
+    assert slurm_run["queue_after_second"] == []
+
+
+def _comparable(record: dict) -> dict:
+    """A fold record without what legitimately differs between runs."""
+    record = dict(record, provenance=dict(record["provenance"]))
+    record.pop("timings", None)
+    for key in ("host", "started"):
+        record["provenance"].pop(key)
+    return record
+
+
+def test_slurm_results_match_a_local_run(slurm_run, local_run):
+    local, proc = local_run
+    assert proc.wait() == 0, (local / "local.log").read_text()[-3000:]
+    slurm = slurm_run["work"]
+    assert sorted(_results(slurm)) == sorted(_results(local))
+    for path in _results(local):
+        ours = _comparable(json.loads((slurm / path).read_text()))
+        assert ours == _comparable(json.loads((local / path).read_text())), path
