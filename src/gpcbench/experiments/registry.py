@@ -106,6 +106,7 @@ def method_code_hash(name: str) -> str:
 METHOD_MODULES = (
     "gpcbench.experiments.methods.baselines",
     "gpcbench.experiments.methods.svm",
+    "gpcbench.experiments.methods.ep",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)
