@@ -74,3 +74,41 @@ def test_chosen_values_lie_on_the_fine_grid(search):
     assert np.isclose(log10_l * 10, round(log10_l * 10))
     if search == "l":
         assert model.best_params_["C"] == svm.HARD_MARGIN_C
+
+
+def test_svm_ep_uses_the_kernel_gpc_ep_learned_on_the_same_fold(monkeypatch):
+    """SVM-EP(s,soft) is built from the GPC-EP(s,soft) fold record: its training kernel is the
+    fitted GPC's covariance matrix without the theta2 diagonal, and its test kernel is the
+    GPC's cross-covariance (eqs. 13, 24)."""
+    from gpcbench.experiments.registry import FitContext, method_spec
+    from gpcbench.models import gpc_ep_variant
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    X_test = rng.normal(size=(7, 3))
+    gpc = gpc_ep_variant("GPC-EP(s,soft)", max_iter=5).fit(X, y)
+    record = {"status": "ok", "hyperparameters": gpc.hyperparameters_}
+    ctx = FitContext(options={}, seed=0, n_jobs=1, feature_types=("continuous",) * 3, fold=2,
+                     upstream={"gpc-ep-s-soft/fold2": record})
+    seen = []
+    original = TwoLevelGridSVM.fit
+    monkeypatch.setattr(TwoLevelGridSVM, "fit",
+                        lambda self, K, y: seen.append(K) or original(self, K, y))
+    predict = svm.DAGSVC.predict
+    monkeypatch.setattr(svm.DAGSVC, "predict", lambda self, K: seen.append(K) or predict(self, K))
+    model = method_spec("svm-ep-s-soft").factory(ctx).fit(X, y)
+    model.predict(X_test)
+    theta2 = gpc.hyperparameters_["theta2"]
+    assert theta2 > 0
+    np.testing.assert_allclose(seen[0], gpc.covariance_(X) - theta2 * np.eye(40), rtol=1e-12)
+    np.testing.assert_allclose(seen[-1], gpc.covariance_(X_test, X), rtol=1e-12)
+
+
+def test_svm_ep_fails_without_the_upstream_gpc_result():
+    from gpcbench.experiments.registry import FitContext, method_spec
+
+    ctx = FitContext(options={}, seed=0, n_jobs=1, feature_types=("continuous",), fold=0,
+                     upstream={"gpc-ep-s-soft/fold0": {"status": "failed"}})
+    with pytest.raises(RuntimeError, match="GPC-EP\\(s,soft\\)"):
+        method_spec("svm-ep-s-soft").factory(ctx)

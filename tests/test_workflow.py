@@ -100,3 +100,32 @@ def test_dry_run_of_the_full_config_covers_every_data_set(repo):
     prepared = {Path(p).stem for p in planned["preprocess"] if p.endswith(".npz")}
     assert prepared == set(DATASETS)
     assert {"fetch_raw", "split", "run_fold", "collect", "report"} <= set(planned)
+
+
+def test_warm_starts_and_svm_ep_are_pipeline_dependencies(repo, tmp_path):
+    """Footnote 11 and SVM-EP as DAG edges: GPC-EP(s,*) fold k needs its fold k-1 result,
+    GPC-EP(m,soft) and SVM-EP(s,soft) need GPC-EP(s,soft) of the same fold; fold 0 of the
+    (s,*) variants needs nothing."""
+    config = {**TINY_CONFIG, "experiments": {"ep": {
+        "description": "ep", "protocol": {"type": "kfold", "folds": 3}, "standardize": True,
+        "datasets": {"thyroid": {}},
+        "methods": ["gpc-ep-s-hard", "gpc-ep-s-soft", "gpc-ep-m-soft", "svm-ep-s-soft"]}},
+        "tables": {}}
+    path = tmp_path / "ep.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = subprocess.run([*SNAKEMAKE, "-n", "--forceall", "--configfile", str(path)], cwd=repo,
+                         capture_output=True, text=True, check=True).stdout
+    needs = {}
+    for block in re.split(r"\n(?=\s*(?:local)?rule )", out):
+        output = re.search(r"output: results/ep/thyroid/(\S+)/fold(\d)\.json", block)
+        if output:
+            inputs = re.search(r"input: (.+)", block).group(1)
+            needs[output.groups()] = sorted(re.findall(r"results/ep/thyroid/(\S+?)/fold(\d)\.json",
+                                                       inputs))
+    result = "results/ep/thyroid/{}/fold{}.json"
+    assert len(needs) == 12, out[-2000:]
+    for k in "012":
+        for variant in ("gpc-ep-s-hard", "gpc-ep-s-soft"):
+            assert needs[(variant, k)] == ([] if k == "0" else [(variant, str(int(k) - 1))])
+        for method in ("gpc-ep-m-soft", "svm-ep-s-soft"):
+            assert needs[(method, k)] == [("gpc-ep-s-soft", k)], result.format(method, k)
