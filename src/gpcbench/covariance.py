@@ -121,20 +121,25 @@ class Covariance:
         }
 
     # ------------------------------------------------------------------ evaluation
-    def __call__(self, X, X2=None) -> np.ndarray:
+    def __call__(self, X, X2=None, *, signal=None) -> np.ndarray:
         """Covariance matrix C(X, X2) of eq. 13.
 
         With ``X2=None`` this is the training covariance, theta2 included on the diagonal
         (delta(i, j) of eq. 13 is the identity of data points, not of their values). With
-        ``X2`` given it is the cross-covariance, which has no theta2 term.
+        ``X2`` given it is the cross-covariance, which has no theta2 term. ``signal``, if
+        given, is :meth:`signal` of the same inputs (computed once, reused).
         """
-        X = _as_2d(X)
         same = X2 is None
-        X2 = X if same else _as_2d(X2)
-        cov = self.theta0 * np.exp(-0.5 * self._weighted_distance(X, X2)) + self.theta1
+        cov = (self.signal(X, X2) if signal is None else signal) + self.theta1
         if same:
             cov[np.diag_indices_from(cov)] += self.theta2
         return cov
+
+    def signal(self, X, X2=None) -> np.ndarray:
+        """The first term of eq. 13, theta0 exp(-1/2 sum_m l_m d_m(x_i^m, x2_j^m))."""
+        X = _as_2d(X)
+        X2 = X if X2 is None else _as_2d(X2)
+        return self.theta0 * np.exp(-0.5 * self._weighted_distance(X, X2))
 
     def diag(self, X) -> np.ndarray:
         """Prior variances c(x, x) = theta0 + theta1 + theta2 of new points X (kappa, eq. 24)."""
@@ -167,13 +172,14 @@ class Covariance:
             grads[3:] = -0.5 * scales[:, None, None] * feature_dist * signal
         return grads
 
-    def gradient_contraction(self, X, weight) -> np.ndarray:
+    def gradient_contraction(self, X, weight, *, signal=None) -> np.ndarray:
         """sum_ij weight_ij dC_ij/d(log parameter), for every parameter, shape (n_params,).
 
         Equals ``gradients(X).reshape(p, -1) @ weight.ravel()`` but never forms the
         (p, n, n) stack: for a continuous feature,
         sum_ij g_ij (x_i - x_j)^2 = sum_i x_i^2 (g 1 + g^T 1)_i - 2 x^T g x,  g = weight * theta0 E
         (features centred first to limit cancellation); discrete features use eq. 14 directly.
+        ``signal`` is :meth:`signal` of X if the caller has it already.
         """
         X = _as_2d(X)
         n, d = X.shape
@@ -181,7 +187,7 @@ class Covariance:
         if weight.shape != (n, n):
             raise ValueError(f"weight has shape {weight.shape}, expected ({n}, {n})")
         scales = self._scales(d)
-        g = weight * (self.theta0 * np.exp(-0.5 * self._weighted_distance(X, X)))
+        g = weight * (self.signal(X) if signal is None else signal)
         out = np.empty(self.n_params)
         out[0] = g.sum()
         out[1] = self.theta1 * weight.sum()

@@ -165,7 +165,8 @@ def prior_term(covariance: Covariance, X, second_moment):
     ``second_moment`` is E_q[f f^T] = h h^T + A (eq. 56); returns (value, gradient) with the
     gradient of eq. 57 in the layout of ``covariance.params``.
     """
-    cov = covariance(X)
+    signal = covariance.signal(X)
+    cov = covariance(X, signal=signal)
     n = cov.shape[0]
     chol = _prior_cholesky(cov)
     cov_inv = _inverse_from_cholesky(chol)
@@ -174,7 +175,7 @@ def prior_term(covariance: Covariance, X, second_moment):
         -0.5 * n * math.log(2 * math.pi) - np.sum(np.log(np.diag(chol))) - 0.5 * np.trace(weighted)
     )
     outer = weighted @ cov_inv - cov_inv  # C^-1 E[f f^T] C^-1 - C^-1
-    return float(value), 0.5 * covariance.gradient_contraction(X, outer)
+    return float(value), 0.5 * covariance.gradient_contraction(X, outer, signal=signal)
 
 
 def second_moment(ep: EPResult) -> np.ndarray:
@@ -217,12 +218,14 @@ def _free_mask(covariance: Covariance, learn) -> np.ndarray:
     return mask
 
 
-def m_step(covariance: Covariance, X, moment, free, *, maxiter: int = M_STEP_MAXITER):
+def m_step(covariance: Covariance, X, moment, free, *, maxiter: int = M_STEP_MAXITER,
+           start_value: float | None = None):
     """Maximise F_theta_cov over the free log hyperparameters with L-BFGS-B.
 
     At most ``maxiter`` quasi-Newton iterations: by default a partial maximisation (a
     generalised EM step, like the fixed line-search budget of the paper's conjugate-gradient
     ``minimize``), which needs fewer bound evaluations in total than maximising fully.
+    ``start_value`` is F_theta_cov at ``covariance`` if the caller has it (the E-step's bound).
     Returns (new covariance, F_theta_cov before, F_theta_cov after, optimiser result).
     """
     start = covariance.log_params
@@ -237,7 +240,8 @@ def m_step(covariance: Covariance, X, moment, free, *, maxiter: int = M_STEP_MAX
             return np.inf, np.zeros(free_log_params.size)
         return -value, -gradient[free]
 
-    before = -prior_term(covariance, X, moment)[0]  # raises if C is not positive definite
+    # raises if C is not positive definite
+    before = -(prior_term(covariance, X, moment)[0] if start_value is None else start_value)
     result = minimize(
         negative_bound,
         np.clip(start[free], *LOG_BOUNDS),
@@ -322,7 +326,7 @@ def em_ep(
         gain = 0.0
         if free.any():
             covariance, before, after, _ = m_step(
-                covariance, X, moment, free, maxiter=m_step_maxiter
+                covariance, X, moment, free, maxiter=m_step_maxiter, start_value=bound["prior"]
             )
             gain += after - before
         if learn_likelihood:
