@@ -37,6 +37,7 @@ SLURM = ["--profile", "workflow/profiles/slurm", "--configfile", "config/smoke.y
 # The test cluster is idle: poll it every few seconds, not at the profile's shared-cluster pace.
 FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
 RUN_TIMEOUT = 900  # seconds for one Snakemake run
+SMOKE_JOBS = ["--slurm-jobname-prefix", "smoke"]  # SLURM job names smoke_<run id>
 
 
 def _why_slurm_cannot_run() -> str | None:
@@ -56,8 +57,10 @@ def _sh(*args) -> str:
     return done.stdout
 
 
-def _queue() -> list[str]:
-    return _sh("squeue", "-h", "-o", "%i %T %k").splitlines()
+def _queue(run: str) -> list[str]:
+    """'jobid state comment' of the queued or running SLURM jobs of one run (job-name prefix)."""
+    lines = _sh("squeue", "-h", "-o", "%i %T %k %j").splitlines()
+    return [line.rsplit(" ", 1)[0] for line in lines if line.rsplit(" ", 1)[-1].startswith(run)]
 
 
 @pytest.fixture(scope="module")
@@ -193,9 +196,11 @@ def test_fold_requests_grow_on_retry(snapshot, tmp_path):
         assert requests == {(str(mem), str(runtime))}
 
 
-def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(
-        cluster, snapshot, local_run, tmp_path):
-    work = tmp_path
+@pytest.fixture(scope="module")
+def crash_run(cluster, snapshot, tmp_path_factory):
+    """A run whose only fold job dies, started in the background (it overlaps the smoke run,
+    as jobs of two users share a cluster); its SLURM jobs are named crash_*."""
+    work = tmp_path_factory.mktemp("crash")
     env = _copy(snapshot, work)
     hook = work / "tests" / "slurm" / "pythonpath"  # registers the method "crash"
     env["PYTHONPATH"] = f"{hook}:{env['PYTHONPATH']}"
@@ -205,8 +210,17 @@ def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(
     config["tables"] = {}
     (work / "config" / "crash.yaml").write_text(yaml.safe_dump(config))
 
-    run = _snakemake(work, env, "--profile", "workflow/profiles/slurm", "--configfile",
-                     "config/crash.yaml", *FAST_POLL, log="crash.log")
+    proc = _snakemake(work, env, "--profile", "workflow/profiles/slurm", "--configfile",
+                      "config/crash.yaml", *FAST_POLL, "--slurm-jobname-prefix", "crash",
+                      log="crash.log", wait=False)
+    yield work, proc
+    _stop(proc)
+
+
+def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(crash_run,
+                                                                            slurm_run):
+    work, run = crash_run
+    run.wait()
     log = (work / "crash.log").read_text()
     assert run.returncode == 1, log[-3000:]
     assert "Error in rule run_fold" in log and "results/cho2015_iris/iris/crash/fold0.json" in log
@@ -221,24 +235,24 @@ def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(
         ["00:05:00", "00:15:00", "00:15:00"]
     assert [re.search(r"MinMemoryNode=(\S+)", s).group(1) for s in shown] == \
         ["1000M", "2000M", "4000M"]
-    assert _queue() == []
+    assert _queue("crash") == []
 
 
 @pytest.fixture(scope="module")
-def slurm_run(cluster, snapshot, local_run, tmp_path_factory):
+def slurm_run(cluster, snapshot, local_run, crash_run, tmp_path_factory):
     """The smoke config through the slurm profile: one fold job is cancelled while it runs
     (the run has no retries left for it), then the run is repeated to completion."""
     work = tmp_path_factory.mktemp("slurm")
     env = _copy(snapshot, work)
-    first = _snakemake(work, env, *SLURM, *FAST_POLL, "--retries", "0", log="first.log",
-                       wait=False)
+    first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0",
+                       log="first.log", wait=False)
     try:
         victim, deadline = None, time.monotonic() + RUN_TIMEOUT
         while victim is None:
             assert first.poll() is None, "the run ended before a fold job could be cancelled"
             assert time.monotonic() < deadline, "no fold job ran"
             if _results(work):  # some fold job has finished; cancel one that is running
-                running = [line.split()[0] for line in _queue()
+                running = [line.split()[0] for line in _queue("smoke")
                            if " RUNNING " in line and "folds" in line]
                 victim = running[0] if running else None
             time.sleep(0.5)
@@ -246,13 +260,13 @@ def slurm_run(cluster, snapshot, local_run, tmp_path_factory):
         first.wait()
     finally:
         _stop(first)
-    queue_after_first = _queue()
+    queue_after_first = _queue("smoke")
     finished = _results(work)
     planned = _planned(work, env, *SLURM)
-    second = _snakemake(work, env, *SLURM, *FAST_POLL, log="second.log")
+    second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, log="second.log")
     return {"work": work, "victim": victim, "first": first.returncode,
             "queue_after_first": queue_after_first, "finished": finished, "planned": planned,
-            "second": second.returncode, "queue_after_second": _queue()}
+            "second": second.returncode, "queue_after_second": _queue("smoke")}
 
 
 def test_cancelled_job_fails_the_run_and_leaves_no_job(slurm_run):
