@@ -59,3 +59,17 @@ def test_hyperparameter_metric_reads_the_indexed_value(tmp_path):
     assert cells.loc["M", "ours"] == pytest.approx(2.0)          # mean of 0, 2, 4
     assert cells.loc["M", "ours_spread"] == pytest.approx(2.0)   # s.d. of 0, 2, 4
     assert cells.loc["M", "pub_mean"] == 2.0 and not cells.loc["M", "flag"]
+
+
+def test_completeness_lists_experiments_with_missing_folds():
+    from gpcbench.experiments.report import _completeness
+
+    config = {"experiments": {
+        "exp": {"protocol": {"type": "kfold", "folds": 5}, "datasets": {"d1": {}},
+                "methods": ["m", "k"]},
+        "fixed": {"protocol": {"type": "fixed"}, "datasets": {"d1": {}}, "methods": ["m"]}}}
+    folds = pd.concat([_folds([0.1] * 5), _folds([0.2] * 3, "k", "K"),
+                       _folds([0.3]).assign(experiment="fixed")])
+    assert _completeness(config, folds) == [
+        "- exp: 8 of 10 fold results; cells of missing folds show — or fewer folds"]
+    assert _completeness(config, pd.concat([folds, _folds([0.2] * 2, "k", "K")])) == []

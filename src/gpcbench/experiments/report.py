@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpcbench.config import entry_protocol, n_folds
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.io import atomic_write_bytes, atomic_write_text
 
@@ -349,8 +350,9 @@ def write_index(config, folds, summary, data_meta, out: Path):
               for n, e in config["experiments"].items()]
     lines += ["\n## Figures\n", "![reproduced vs published](figures/published_vs_reproduced.png)\n"]
     lines += [f"![{f['title']}](figures/{n}.png)\n" for n, f in config.get("figures", {}).items()]
-    lines += [
-              "## Failed fold jobs\n"]
+    lines += ["## Completeness\n"]
+    lines += _completeness(config, folds) or ["- every fold result of the config is in"]
+    lines += ["\n## Failed fold jobs\n"]
     failed = folds[folds["status"] != "ok"]
     lines += [f"- {r.experiment} / {r.dataset} / {r.label} fold {r.fold}: {r.status} — {r.message}"
               for r in failed.itertuples()] or ["- none"]
@@ -364,6 +366,19 @@ def write_index(config, folds, summary, data_meta, out: Path):
                      f"| {meta.get('rows')} × {meta.get('columns')} | {str(meta.get('sha256', ''))[:12]} "
                      f"| {meta.get('substitute') or ''} |")
     atomic_write_text(out / "index.md", "\n".join(lines) + "\n")
+
+
+def _completeness(config: dict, folds: pd.DataFrame) -> list[str]:
+    """One line per experiment whose fold results are not all in (a partial run's report)."""
+    found = folds.groupby("experiment").size()
+    lines = []
+    for name, spec in config["experiments"].items():
+        expected = sum(len(spec["methods"]) * n_folds(entry_protocol(spec, entry))
+                       for entry in spec["datasets"])
+        if found.get(name, 0) < expected:
+            lines.append(f"- {name}: {found.get(name, 0)} of {expected} fold results; "
+                         "cells of missing folds show — or fewer folds")
+    return lines
 
 
 def _sources(meta: dict) -> str:
