@@ -13,9 +13,9 @@ Usage: ``python benchmarks/bench_ep_multiclass.py [--repeat R] [--threads T]``.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from bench_ep import best_time
 from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
@@ -24,15 +24,6 @@ from gpcbench.likelihoods import NoisyThresholdLikelihood
 from gpcbench.multiclass import ClassDifferenceCovariance
 
 BASE = Covariance(theta0=1.0, theta1=1e-4, theta2=0.1, inverse_lengthscale=0.5)
-
-
-def best_time(function, repeat):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def blobs(n, J, seed=0):

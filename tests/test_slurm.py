@@ -20,7 +20,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from importlib import metadata
@@ -28,11 +27,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import SNAKEMAKE, planned_jobs
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 LOCK = Path("/tmp/gpcbench-slurm-test.lock")  # one test cluster per machine at a time
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 SLURM = ["--profile", "workflow/profiles/slurm", "--configfile", "config/smoke.yaml"]
 # The test cluster is idle: poll it every few seconds, not at the profile's shared-cluster pace.
 FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
@@ -160,19 +159,6 @@ def _results(work: Path) -> dict[str, int]:
             for p in (work / "results").glob("*/*/*/fold*.json")}
 
 
-def _planned(work: Path, env: dict, *args) -> dict[str, list[str]]:
-    """rule -> outputs of the jobs a dry run plans (group jobs list theirs indented)."""
-    out = subprocess.run([*SNAKEMAKE, "-n", *args], cwd=work, env=env, capture_output=True,
-                         text=True, check=True).stdout
-    planned, rule = {}, None
-    for line in out.splitlines():
-        if m := re.match(r"^\s*(?:local)?rule (\w+):", line):
-            rule = m.group(1)
-        elif rule and (m := re.match(r"^\s+output: (.+)$", line)):
-            planned.setdefault(rule, []).extend(s.strip() for s in m.group(1).split(","))
-    return planned
-
-
 @pytest.fixture(scope="module")
 def local_run(snapshot, tmp_path_factory):
     """The smoke config run locally, in the background while the SLURM runs go on."""
@@ -262,7 +248,7 @@ def slurm_run(cluster, snapshot, local_run, crash_run, tmp_path_factory):
         _stop(first)
     queue_after_first = _queue("smoke")
     finished = _results(work)
-    planned = _planned(work, env, *SLURM)
+    planned = planned_jobs(work, env, *SLURM)
     second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, log="second.log")
     return {"work": work, "victim": victim, "first": first.returncode,
             "queue_after_first": queue_after_first, "finished": finished, "planned": planned,

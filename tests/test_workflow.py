@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import SNAKEMAKE, planned_jobs
 
 from gpcbench.data.registry import DATASETS
-
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 TINY_CONFIG = {
     "seed": 7, "offline": True,
@@ -27,20 +26,6 @@ TINY_CONFIG = {
                              "datasets": {"cho_mixture": "Mixture"}, "metric": "error",
                              "spread": "se"}},
 }
-
-
-def _planned(workdir: Path, env, *extra) -> dict[str, list[str]]:
-    """rule name -> outputs of the jobs a dry run plans."""
-    run = subprocess.run([*SNAKEMAKE, "-n", "--cores", "1", *extra], cwd=workdir, env=env,
-                         capture_output=True, text=True, check=True)
-    out = run.stdout + run.stderr
-    planned, rule = {}, None
-    for line in out.splitlines():
-        if m := re.match(r"^\s*(?:local)?rule (\w+):", line):
-            rule = m.group(1)
-        elif rule and (m := re.match(r"^\s+output: (.+)$", line)):
-            planned.setdefault(rule, []).extend(s.strip() for s in m.group(1).split(","))
-    return planned
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +55,7 @@ def test_the_copy_imports_its_own_sources(copy_of_repo):
 
 def test_complete_run_plans_nothing(copy_of_repo):
     work, env = copy_of_repo
-    assert _planned(work, env) == {}
+    assert planned_jobs(work, env) == {}
 
 
 def test_new_file_times_plan_nothing(copy_of_repo):
@@ -79,7 +64,7 @@ def test_new_file_times_plan_nothing(copy_of_repo):
         if path.is_file() and ".snakemake" not in path.parts and "results" not in path.parts \
                 and "data" not in path.parts and "reports" not in path.parts:
             os.utime(path)
-    assert _planned(work, env) == {}
+    assert planned_jobs(work, env) == {}
 
 
 def test_editing_one_method_reruns_only_its_folds_and_the_reports(copy_of_repo):
@@ -88,7 +73,7 @@ def test_editing_one_method_reruns_only_its_folds_and_the_reports(copy_of_repo):
     original = module.read_text()
     module.write_text(original + "\n# edited\n")
     try:
-        planned = _planned(work, env)
+        planned = planned_jobs(work, env)
     finally:
         module.write_text(original)
     assert sorted(planned["run_fold"]) == [f"results/toy/cho_mixture/lda/fold{k}.json" for k in (0, 1)]
@@ -96,7 +81,7 @@ def test_editing_one_method_reruns_only_its_folds_and_the_reports(copy_of_repo):
 
 
 def test_dry_run_of_the_full_config_covers_every_data_set(repo):
-    planned = _planned(repo, os.environ, "--configfile", "config/config.yaml", "--forceall")
+    planned = planned_jobs(repo, os.environ, "--configfile", "config/config.yaml", "--forceall")
     prepared = {Path(p).stem for p in planned["preprocess"] if p.endswith(".npz")}
     assert prepared == set(DATASETS)
     assert {"fetch_raw", "split", "run_fold", "collect", "report"} <= set(planned)

@@ -114,7 +114,7 @@ class ClassDifferenceCovariance:
         pulled = (weight * self.structure).reshape(n, k, n, k).sum(axis=(1, 3))
         return self.base.gradient_contraction(X, pulled, signal=signal)
 
-    def class_loadings(self, n_classes_out=None) -> np.ndarray:
+    def class_loadings(self) -> np.ndarray:
         """L[a, s] = delta(a, y_i) - delta(a, j): f^a's covariance with site s = (i, j) is
         L[a, s] c(x, x_i) (the cross terms of eqs. 51-52)."""
         classes = np.arange(self.n_classes)[:, None]
@@ -158,7 +158,7 @@ def latent_predictive(ep, covariance: ClassDifferenceCovariance, cross, prior_va
     cross = np.atleast_2d(np.asarray(cross, dtype=float))
     spread = cross[:, covariance.site_point]  # (m, n(J-1))
     loadings = covariance.class_loadings()  # (J, n(J-1))
-    J, m = loadings.shape[0], cross.shape[0]
+    J = loadings.shape[0]
     blocks = spread[None, :, :] * loadings[:, None, :]  # (J, m, n(J-1)): K_a
     mean = (blocks @ ep.alpha).T
     halves = np.stack([ep.factor.half_solve(block.T) for block in blocks])  # (J, N, m)
