@@ -73,3 +73,13 @@ def test_completeness_lists_experiments_with_missing_folds():
     assert _completeness(config, folds) == [
         "- exp: 8 of 10 fold results; cells of missing folds show — or fewer folds"]
     assert _completeness(config, pd.concat([folds, _folds([0.2] * 2, "k", "K")])) == []
+
+
+def test_a_shared_hyperparameter_stands_for_every_index():
+    from gpcbench.experiments.report import metric_values
+
+    folds = _folds([0.1, 0.2])
+    folds["hyperparameters"] = [json.dumps({"inverse_lengthscale": 0.7}),
+                                json.dumps({"inverse_lengthscale": [0.5, 2.5]})]
+    values = metric_values(folds, "hyperparameter:inverse_lengthscale[1]").tolist()
+    assert values == [0.7, 2.5]

@@ -51,8 +51,9 @@ def _hyperparameter(text, metric: str) -> float:
     value = json.loads(text).get(name) if isinstance(text, str) else None
     if value is None:
         return np.nan
-    if index:
-        value = np.atleast_1d(value)[int(index.rstrip("]"))]
+    if index:  # a shared (scalar) value stands for every feature
+        values = np.atleast_1d(value)
+        value = values[0] if values.size == 1 else values[int(index.rstrip("]"))]
     return float(value)
 
 
