@@ -11,10 +11,9 @@ from threadpoolctl import threadpool_limits
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
 from gpcbench.likelihoods import NoisyThresholdLikelihood
-from gpcbench.models import EPGaussianProcessClassifier
+from gpcbench.models import EPGaussianProcessClassifier, MulticlassEPGaussianProcessClassifier
 from gpcbench.multiclass import (
     ClassDifferenceCovariance,
-    MulticlassEPGaussianProcessClassifier,
     class_probabilities,
     label_eq53,
     label_eq54,

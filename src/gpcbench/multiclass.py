@@ -35,7 +35,7 @@ from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import DEFAULT_SCHEDULE
 from gpcbench.learning.em_ep import COVARIANCE_NAMES
 from gpcbench.likelihoods import NoisyThresholdLikelihood
-from gpcbench.models import _EPGaussianProcess
+from gpcbench.estimators.ep import _EPGaussianProcess
 
 
 class ClassDifferenceCovariance:

@@ -107,6 +107,7 @@ METHOD_MODULES = (
     "gpcbench.experiments.methods.baselines",
     "gpcbench.experiments.methods.svm",
     "gpcbench.experiments.methods.ep",
+    "gpcbench.experiments.methods.ep_multiclass",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)

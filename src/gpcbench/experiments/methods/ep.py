@@ -28,7 +28,7 @@ def discrete_mask(ctx):
 def gpc_ep(method):
     def factory(ctx):
         from gpcbench.learning.em_ep import initial_hyperparameters
-        from gpcbench.models import gpc_ep_variant
+        from gpcbench.estimators.ep import gpc_ep_variant
 
         name = VARIANT_NAMES[method]
         init = initial_hyperparameters(
@@ -68,7 +68,7 @@ def svm_ep(ctx):
 
 
 EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.gaussian",
-              "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.models")
+              "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.estimators.ep")
 
 for _method, _label in VARIANT_NAMES.items():
     register(MethodSpec(

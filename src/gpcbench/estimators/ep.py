@@ -1,0 +1,350 @@
+"""EP estimators (scikit-learn API), composed from the covariance, likelihood, inference and
+learning modules (a thin layer: no numerics here). Import them from :mod:`gpcbench.models`.
+
+* :class:`EPGaussianProcessClassifier`: binary GPC with the covariance of eq. 13, the noisy
+  threshold likelihood of eq. 10, EP inference (eqs. 16-23), EM-EP hyperparameter learning
+  (section 3.3) and predictions by eqs. 24-25 (Kim & Ghahramani 2006).
+* :class:`EPGaussianProcessRegressor`: the same machinery with a Gaussian site, i.e. GP
+  regression, where EP is exact (Rodrigues 2014, section 4).
+* :func:`gpc_ep_variant`: an estimator configured as one of the paper's GPC-EP variants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gpcbench.covariance import Covariance
+from gpcbench.inference.ep import DEFAULT_SCHEDULE, expectation_propagation
+from gpcbench.learning.em_ep import (
+    COVARIANCE_NAMES,
+    VARIANTS,
+    em_ep,
+    initial_hyperparameters,
+)
+from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
+
+
+class _EPGaussianProcess(BaseEstimator):
+    """Fitting logic shared by the classifier and the regressor (subclasses set the likelihood)."""
+
+    _default_learn: tuple[str, ...] = ()
+
+    def _covariance(self, n_features: int) -> Covariance:
+        scales = np.atleast_1d(np.asarray(self.inverse_lengthscale, dtype=float))
+        if self.ard:
+            if scales.size not in (1, n_features):
+                raise ValueError(f"{scales.size} inverse lengthscales for {n_features} features")
+            scales = np.broadcast_to(scales, (n_features,))
+        elif scales.size != 1:
+            raise ValueError("inverse_lengthscale must be a scalar when ard=False")
+        return Covariance(self.theta0, self.theta1, self.theta2, scales, self.discrete_features)
+
+    def _learned(self, likelihood) -> tuple[str, ...]:
+        if self.learn_hyperparameters is True:
+            return self._default_learn
+        if self.learn_hyperparameters is False or self.learn_hyperparameters is None:
+            return ()
+        learn = tuple(self.learn_hyperparameters)
+        unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
+        if unknown:
+            raise ValueError(
+                f"learn_hyperparameters names unknown hyperparameters {sorted(unknown)}"
+            )
+        return learn
+
+    def _fit_targets(self, X, targets, likelihood):
+        """EM-EP (or a single EP run) on validated inputs; sets all fitted attributes."""
+        covariance = self._covariance(X.shape[1])
+        learn = self._learned(likelihood)
+        ep_options = {"schedule": self.ep_schedule}
+        if learn:
+            result = em_ep(
+                X,
+                targets,
+                covariance,
+                likelihood,
+                learn=learn,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                ep_options=ep_options,
+            )
+            covariance, likelihood, ep = result.covariance, result.likelihood, result.ep
+            trace, converged = result.trace, result.converged
+        else:
+            ep = expectation_propagation(covariance(X), targets, likelihood, **ep_options)
+            trace = [_fixed_trace(ep, covariance, likelihood)]
+            converged = True
+        self.X_train_ = X
+        self.covariance_ = covariance
+        self.likelihood_ = likelihood
+        self.ep_ = ep
+        self.hyperparameters_ = {
+            **covariance.to_dict(),
+            likelihood.parameter_name: float(likelihood.params[0]),
+        }
+        self.log_evidence_ = self.log_marginal_likelihood_value_ = ep.log_evidence
+        self.trace_ = self.convergence_trace_ = trace
+        self.converged_ = bool(converged and ep.converged)
+        self.n_iter_ = len(trace)
+        return self
+
+    def _latent(self, X):
+        """Latent predictive mean and variance at X (eq. 24)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        cross = self.covariance_(X, self.X_train_)
+        return self.ep_.predict(cross, self.covariance_.diag(X))
+
+
+def _fixed_trace(ep, covariance, likelihood) -> dict:
+    """The one trace entry of a fit without learning (no M-step, so no bound F)."""
+    values = {**covariance.to_dict(), likelihood.parameter_name: float(likelihood.params[0])}
+    return {
+        "iteration": 0,
+        "log_evidence": ep.log_evidence,
+        "lower_bound": None,
+        "lower_bound_prior": None,
+        "m_step_gain": None,
+        "hyperparameters": values,
+        "ep_sweeps": ep.n_sweeps,
+        "ep_converged": ep.converged,
+    }
+
+
+class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
+    """Binary Gaussian process classifier with EP inference and EM-EP learning.
+
+    The prior covariance is eq. 13 of Kim & Ghahramani (2006) and the likelihood eq. 10,
+    epsilon + (1 - 2 epsilon) H(y f). The defaults are the paper's GPC-EP(s,soft) with the
+    initial values of footnote 11 and epsilon = 0 (footnote 12).
+
+    Parameters
+    ----------
+    theta0 : float, default=1.0
+        Signal variance.
+    theta1 : float, default=1e-4
+        Bias (constant added to every covariance).
+    theta2 : float, default=1e-3
+        Latent noise variance: with epsilon = 0 this makes the threshold a probit with
+        variance theta2 (a "soft" boundary).
+    inverse_lengthscale : float or array-like of shape (n_features,), default=0.05
+        The l_m of eq. 13; a scalar is shared by all features unless ``ard`` is True.
+    ard : bool, default=False
+        One inverse lengthscale per feature (the "m" variants).
+    epsilon : float in [0, 0.5), default=0.0
+        Labelling-error probability of eq. 10.
+    learn_hyperparameters : bool or collection of str, default=True
+        True learns theta0, theta1, theta2 and the inverse lengthscales by EM-EP (epsilon stays
+        fixed, as in the paper); False keeps all values; a collection names the learned ones
+        among ``"theta0", "theta1", "theta2", "inverse_lengthscale", "epsilon"``.
+    discrete_features : array-like of bool or int, default=None
+        Mask or indices of discrete features (distance 1 - delta, eq. 14).
+    ep_schedule : {"sequential", "parallel"}, default="sequential"
+        EP site-update schedule (see :mod:`gpcbench.inference.ep`).
+    max_iter : int, default=100
+        Maximum number of EM iterations.
+    tol : float, default=1e-3
+        EM stops when log Z changes by less than this between iterations.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels; ``classes_[1]`` is the positive class (y = +1 of the paper).
+    hyperparameters_ : dict
+        Fitted theta0, theta1, theta2, inverse_lengthscale (float or list) and epsilon.
+    log_evidence_ : float
+        EP log Z (eq. 23) at the final hyperparameters; alias ``log_marginal_likelihood_value_``.
+    trace_ : list of dict
+        One entry per E-step (iteration, log_evidence, lower_bound F, lower_bound_prior,
+        m_step_gain, hyperparameters, ep_sweeps, ep_converged); alias ``convergence_trace_``.
+        Without learning the single entry has no bound (None).
+    converged_ : bool
+        Whether EM-EP and the final EP run both met their tolerances.
+    n_iter_ : int
+        Number of E-steps (EP runs) performed, ``len(trace_)``: 1 without learning.
+    covariance_ : Covariance
+    likelihood_ : NoisyThresholdLikelihood
+    ep_ : EPResult
+        The final EP state (sites, posterior, factorisation).
+    X_train_ : ndarray of shape (n_samples, n_features)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpcbench.models import EPGaussianProcessClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> clf = EPGaussianProcessClassifier(learn_hyperparameters=False).fit(X, ["a", "a", "b", "b"])
+    >>> clf.predict([[0.2], [2.8]]).tolist()
+    ['a', 'b']
+    """
+
+    _default_learn = COVARIANCE_NAMES
+
+    def __init__(
+        self,
+        theta0=1.0,
+        theta1=1e-4,
+        theta2=1e-3,
+        inverse_lengthscale=0.05,
+        ard=False,
+        epsilon=0.0,
+        learn_hyperparameters=True,
+        discrete_features=None,
+        *,
+        ep_schedule=DEFAULT_SCHEDULE,
+        max_iter=100,
+        tol=1e-3,
+    ):
+        self.theta0 = theta0
+        self.theta1 = theta1
+        self.theta2 = theta2
+        self.inverse_lengthscale = inverse_lengthscale
+        self.ard = ard
+        self.epsilon = epsilon
+        self.learn_hyperparameters = learn_hyperparameters
+        self.discrete_features = discrete_features
+        self.ep_schedule = ep_schedule
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y):
+        """Fit EP (and EM-EP when learning hyperparameters) to binary labels y."""
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the target is "
+                f"{type_of_target(y)!r} with {self.classes_.size} class(es)."
+            )
+        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        return self._fit_targets(X, signs, NoisyThresholdLikelihood(self.epsilon))
+
+    def decision_function(self, X):
+        """The argument of Phi in eq. 25, E[f~] / sqrt(Var[f~]) (plus any probit variance).
+
+        Its sign is that of the latent mean k^T C^-1 h, so positive means ``classes_[1]``, and
+        it orders points exactly as ``predict_proba[:, 1]`` does.
+        """
+        mean, variance = self._latent(X)
+        return mean / np.sqrt(
+            np.maximum(variance + self.likelihood_.probit_variance, np.finfo(float).tiny)
+        )
+
+    def predict_proba(self, X):
+        """Class probabilities by eq. 25 (the test label is assumed free of labelling error)."""
+        mean, variance = self._latent(X)
+        positive = self.likelihood_.predictive_probability(mean, variance)
+        negative = self.likelihood_.predictive_probability(-mean, variance)
+        return np.column_stack([negative, positive])
+
+    def predict(self, X):
+        """sgn(E[f~]) mapped to ``classes_`` (text after eq. 26)."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+class EPGaussianProcessRegressor(RegressorMixin, _EPGaussianProcess):
+    """Gaussian process regression through the EP machinery with a Gaussian site.
+
+    EP is exact here (Rodrigues 2014, section 4): after one sweep the posterior and log Z are
+    the closed-form GP regression ones (eq. 39). Hyperparameters are learned by the same EM
+    loop (the M-step of the noise variance is closed form).
+
+    Parameters
+    ----------
+    theta0, theta1, theta2, inverse_lengthscale, ard, discrete_features
+        As for :class:`EPGaussianProcessClassifier` (eq. 13). theta2 defaults to a fixed jitter
+        of 1e-6 (the noise is the likelihood's), which keeps C positive definite for the
+        M-step when inputs are duplicated.
+    noise_variance : float, default=0.1
+        sigma^2 of the Gaussian likelihood N(y | f, sigma^2).
+    learn_hyperparameters : bool or collection of str, default=True
+        True learns theta0, theta1, inverse_lengthscale and noise_variance.
+    ep_schedule, max_iter, tol
+        As for the classifier.
+
+    Attributes
+    ----------
+    hyperparameters_ : dict
+        Fitted theta0, theta1, theta2, inverse_lengthscale and noise_variance.
+    log_evidence_ : float
+        log N(y | 0, C + sigma^2 I) at the final hyperparameters (eq. 39); alias
+        ``log_marginal_likelihood_value_``.
+    trace_, convergence_trace_, converged_, n_iter_, covariance_, likelihood_, ep_, X_train_,
+    n_features_in_
+        As for the classifier.
+    """
+
+    _default_learn = ("theta0", "theta1", "inverse_lengthscale", "noise_variance")
+
+    def __init__(
+        self,
+        theta0=1.0,
+        theta1=1.0,
+        theta2=1e-6,
+        inverse_lengthscale=1.0,
+        ard=False,
+        noise_variance=0.1,
+        learn_hyperparameters=True,
+        discrete_features=None,
+        *,
+        ep_schedule=DEFAULT_SCHEDULE,
+        max_iter=100,
+        tol=1e-3,
+    ):
+        self.theta0 = theta0
+        self.theta1 = theta1
+        self.theta2 = theta2
+        self.inverse_lengthscale = inverse_lengthscale
+        self.ard = ard
+        self.noise_variance = noise_variance
+        self.learn_hyperparameters = learn_hyperparameters
+        self.discrete_features = discrete_features
+        self.ep_schedule = ep_schedule
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def fit(self, X, y):
+        """Fit the GP regression posterior (and hyperparameters when learning)."""
+        X, y = validate_data(self, X, y, y_numeric=True)
+        return self._fit_targets(X, y.astype(float), GaussianLikelihood(self.noise_variance))
+
+    def predict(self, X, return_std=False):
+        """Posterior mean of f at X; with ``return_std`` also its standard deviation (eq. 24)."""
+        mean, variance = self._latent(X)
+        return (mean, np.sqrt(variance)) if return_std else mean
+
+
+def gpc_ep_variant(name: str, init: dict | None = None, *,
+                   classifier=EPGaussianProcessClassifier, **options):
+    """A GPC-EP classifier configured as a variant of Tables 4, 5 and 7.
+
+    Parameters
+    ----------
+    name : {"GPC-EP(s,hard)", "GPC-EP(s,soft)", "GPC-EP(m,soft)"}
+    init : dict, optional
+        Starting hyperparameters, normally from
+        :func:`~gpcbench.learning.em_ep.initial_hyperparameters` (footnote 11: the previous
+        fold's ``hyperparameters_``, or for (m,soft) the same fold's (s,soft) result). Default:
+        the paper's first-fold values (required explicitly for (m,soft)).
+    classifier : class, default=EPGaussianProcessClassifier
+        The estimator to configure, e.g.
+        :class:`~gpcbench.multiclass.MulticlassEPGaussianProcessClassifier` for Table 7.
+    **options
+        Further constructor arguments (ep_schedule, max_iter, tol, ...).
+    """
+    variant = VARIANTS[name]
+    values = initial_hyperparameters(variant) if init is None else {**init, **variant.fixed}
+    return classifier(
+        **values, ard=variant.ard, learn_hyperparameters=variant.learn, **options
+    )

@@ -1,0 +1,73 @@
+"""GPC-EP rows of Kim & Ghahramani (2006) Table 7: multiclass EM-EP (section 4.3).
+
+The protocol is the binary one (section 3.5.2, footnote 11) on the class differences:
+GPC-EP(s,soft) on fold k starts from its own fold k-1 result (fold 0 from the paper's values),
+GPC-EP(m,soft) from GPC-EP(s,soft) on the same fold; labels by eq. 54, the rule of the paper's
+Table 7. The ``-eq53`` and ``-probability`` rows show the other label rules on the same fold:
+one EP run at the hyperparameters the eq. 54 row learned (an upstream dependency, as for
+SVM-EP), labelled by eqs. 52-53 or by the largest class probability of eq. 50.
+"""
+
+from gpcbench.experiments.methods.ep import EP_MODULES, discrete_mask, fitted, previous_fold
+from gpcbench.experiments.registry import MethodSpec, register
+
+MULTICLASS_VARIANTS = {"gpc-ep-mc-s-soft": "GPC-EP(s,soft)", "gpc-ep-mc-m-soft": "GPC-EP(m,soft)"}
+#: Label rules besides the paper's eq. 54, and how their rows are printed.
+OTHER_RULES = {"eq53": "eq. 53 labels", "probability": "eq. 50 probabilities"}
+MULTICLASS_MODULES = (*EP_MODULES, "gpcbench.multiclass")
+
+
+def gpc_ep_multiclass(method):
+    def factory(ctx):
+        from gpcbench.estimators.ep import gpc_ep_variant
+        from gpcbench.learning.em_ep import initial_hyperparameters
+        from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
+
+        name = MULTICLASS_VARIANTS[method]
+        init = initial_hyperparameters(
+            name, previous_fold=fitted(ctx, method, ctx.fold - 1),
+            same_fold=fitted(ctx, "gpc-ep-mc-s-soft", ctx.fold))
+        options = {"prediction_rule": "eq54", **ctx.options}
+        options.pop("warm_start", None)
+        model = gpc_ep_variant(name, init=init, classifier=MulticlassEPGaussianProcessClassifier,
+                               random_state=ctx.seed, **options)
+        return model.set_params(discrete_features=discrete_mask(ctx))
+
+    return factory
+
+
+def same_fold(method):
+    def upstream(fold, options):
+        return [(method, fold)]
+
+    return upstream
+
+
+def refit_with_rule(method, rule):
+    """One EP run at the hyperparameters ``method`` learned on this fold, labels by ``rule``."""
+    def factory(ctx):
+        from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
+
+        learned = fitted(ctx, method, ctx.fold)
+        if learned is None:
+            raise RuntimeError(f"{method} has no fitted hyperparameters on this fold")
+        return MulticlassEPGaussianProcessClassifier(
+            **learned, ard=isinstance(learned["inverse_lengthscale"], list),
+            learn_hyperparameters=False, discrete_features=discrete_mask(ctx),
+            prediction_rule=rule, random_state=ctx.seed)
+
+    return factory
+
+
+for _method, _label in MULTICLASS_VARIANTS.items():
+    register(MethodSpec(
+        name=_method, label=_label, factory=gpc_ep_multiclass(_method),
+        modules=MULTICLASS_MODULES,
+        upstream=(same_fold("gpc-ep-mc-s-soft") if "-m-" in _method else previous_fold(_method)),
+    ))
+    for _rule, _printed in OTHER_RULES.items():
+        register(MethodSpec(
+            name=f"{_method}-{_rule}", label=f"{_label}, {_printed}",
+            factory=refit_with_rule(_method, _rule), modules=MULTICLASS_MODULES,
+            upstream=same_fold(_method),
+        ))
