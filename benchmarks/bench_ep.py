@@ -107,15 +107,16 @@ def part_ep(sizes, repeat):
     print("(sw = sweeps; '!' = not converged within 100 sweeps; EP/skl uses the default schedule)")
 
 
-def standardised(dataset):
+def standardised(dataset, binary=True):
+    """z-scored continuous features; labels: the last class against the rest if ``binary``."""
     X = dataset.X.copy()
     cont = ~dataset.discrete_mask
     X[:, cont] = (X[:, cont] - X[:, cont].mean(axis=0)) / X[:, cont].std(axis=0)
-    y = np.where(dataset.y == dataset.y.max(), 1, 0)
+    y = np.where(dataset.y == dataset.y.max(), 1, 0) if binary else dataset.y
     return X, y, dataset.discrete_mask
 
 
-def load_processed(name, raw_set, workdir):
+def load_processed(name, raw_set, workdir, binary=True):
     """data/processed/<name>.npz, or built offline from data/archives into ``workdir``."""
     from gpcbench.data.dataset import load_dataset
 
@@ -143,7 +144,7 @@ def load_processed(name, raw_set, workdir):
             capture_output=True,
         )
         path = out / f"{name}.npz"
-    return standardised(load_dataset(path))
+    return standardised(load_dataset(path), binary)
 
 
 def fit_variant(name, X, y, discrete, init=None):

@@ -176,3 +176,32 @@ def test_sklearn_conformance(estimator):
               if r["status"] == "failed"]
     assert not failed
     assert {r["check_name"] for r in results if r["status"] == "skipped"} <= {"check_array_api_input"}
+
+
+def test_table7_rows_follow_the_binary_protocol_and_relabel_the_same_fit():
+    """Footnote 11 for Table 7: (s,soft) warm-starts from its previous fold, (m,soft) from
+    (s,soft) on the same fold; a relabelling row refits one EP at the hyperparameters its
+    eq. 54 row learned, so its latent means equal that row's (same EP fixed point)."""
+    from gpcbench.experiments.registry import FitContext, method_spec
+
+    assert method_spec("gpc-ep-mc-s-soft").upstream(3, {}) == [("gpc-ep-mc-s-soft", 2)]
+    assert method_spec("gpc-ep-mc-s-soft").upstream(0, {}) == []
+    assert method_spec("gpc-ep-mc-m-soft").upstream(3, {}) == [("gpc-ep-mc-s-soft", 3)]
+    for rule in ("eq53", "probability"):
+        assert method_spec(f"gpc-ep-mc-m-soft-{rule}").upstream(3, {}) == [
+            ("gpc-ep-mc-m-soft", 3)]
+
+    X, y, _ = _problem(n=30, J=3, seed=4)
+    ctx = FitContext(options={"max_iter": 5}, seed=0, n_jobs=1,
+                     feature_types=("continuous", "discrete"), fold=0)
+    main = method_spec("gpc-ep-mc-s-soft").factory(ctx).fit(X, y)
+    assert main.prediction_rule == "eq54" and main.n_iter_ > 1
+    record = {"status": "ok", "hyperparameters": main.hyperparameters_}
+    relabel_ctx = FitContext(options={}, seed=0, n_jobs=1, feature_types=ctx.feature_types,
+                             fold=0, upstream={"gpc-ep-mc-s-soft/fold0": record})
+    relabel = method_spec("gpc-ep-mc-s-soft-eq53").factory(relabel_ctx).fit(X, y)
+    assert relabel.prediction_rule == "eq53" and relabel.n_iter_ == 1
+    assert relabel.hyperparameters_ == main.hyperparameters_
+    X_test = _problem(n=8, J=3, seed=5)[0]
+    np.testing.assert_allclose(relabel.latent_predictive(X_test)[0],
+                               main.latent_predictive(X_test)[0], atol=1e-3)
