@@ -1,10 +1,12 @@
-"""What every result file records about where it came from: packages, commit, host."""
+"""What every result file records about where it came from: packages, commit, host, and the
+source of the code that produced it."""
 
 from __future__ import annotations
 
+import importlib.util
 import platform
 import subprocess
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -44,3 +46,11 @@ def git_commit(repo: Path | None = None) -> str:
 
 def host() -> str:
     return platform.node()
+
+
+@cache
+def module_source(module: str) -> bytes:
+    """The source file of ``module``, read without importing it: code hashes are evaluated at
+    every Snakemake start-up (one per cluster job step), which must not pay for importing
+    scikit-learn or numba."""
+    return Path(importlib.util.find_spec(module).origin).read_bytes()

@@ -10,11 +10,14 @@ nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable
+
+from gpcbench.provenance import module_source
 
 # Modules every fold result depends on, whatever the method.
 COMMON_MODULES = (
@@ -92,12 +95,13 @@ def method_spec(name: str) -> MethodSpec:
             f"unknown method '{name}'; known: {', '.join(sorted(METHODS))}") from None
 
 
+@functools.cache
 def method_code_hash(name: str) -> str:
     """SHA-256 over the source of the method's modules, its factory and the common modules."""
     spec = method_spec(name)
     digest = hashlib.sha256()
     for module in (*COMMON_MODULES, *spec.modules):
-        digest.update(inspect.getsource(importlib.import_module(module)).encode())
+        digest.update(module_source(module))
     digest.update(inspect.getsource(spec.factory).encode())
     return digest.hexdigest()[:16]
 
