@@ -83,3 +83,105 @@ def test_a_shared_hyperparameter_stands_for_every_index():
                                 json.dumps({"inverse_lengthscale": [0.5, 2.5]})]
     values = metric_values(folds, "hyperparameter:inverse_lengthscale[1]").tolist()
     assert values == [0.7, 2.5]
+
+
+def _experiment_folds(experiment, dataset, n=3):
+    folds = pd.concat([_folds([0.1, 0.2, 0.3][:n]), _folds([0.2, 0.3, 0.4][:n], "k", "K")],
+                      ignore_index=True)
+    return folds.assign(
+        experiment=experiment, dataset=dataset, log_evidence=-3.0,
+        hyperparameters=json.dumps({"inverse_lengthscale": [0.5, 1.5]}),
+        trace=json.dumps([{"log_evidence": -5.0}, {"log_evidence": -3.0}]), seed=1,
+        data_sha256="0" * 64, code_hash="h", git_commit="abc", packages=json.dumps({"numpy": "2"}))
+
+
+REPORT_CONFIG = {
+    "seed": 7, "offline": True,
+    "experiments": {
+        "e1": {"description": "first", "protocol": {"type": "kfold", "folds": 3},
+               "datasets": {"d1": {"note": "a note"}}, "methods": ["m", "k"]},
+        "e2": {"description": "second", "protocol": {"type": "kfold", "folds": 3},
+               "datasets": {"d2": {"data": "d2_data"}}, "methods": ["m", "k"]}},
+    "tables": {
+        "t1": {"title": "T1", "experiment": "e1", "datasets": {"d1": "D1"}, "metric": "error",
+               "spread": "se", "published": {"file": "pub.csv", "mean": "error_mean",
+                                              "spread": "error_se"}},
+        "t2": {"title": "T2", "experiment": "e2", "datasets": {"d2": "D2"},
+               "metric": "errors", "spread": "none"}},
+    "figures": {
+        "f1": {"type": "convergence", "title": "F1", "experiment": "e1", "methods": ["m"]},
+        "f2": {"type": "relevance", "title": "F2", "experiment": "e2", "methods": ["k"]}},
+}
+
+
+@pytest.fixture
+def report_inputs(tmp_path):
+    """Two experiments' folds.csv, data-set metadata and a published CSV."""
+    (tmp_path / "pub.csv").write_text("dataset,method,error_mean,error_se\nD1,M,0.2,0.01\n")
+    for experiment, dataset, data in (("e1", "d1", "d1"), ("e2", "d2", "d2_data")):
+        _experiment_folds(experiment, dataset).to_csv(tmp_path / f"{experiment}.csv", index=False)
+        (tmp_path / f"{data}.json").write_text(json.dumps(
+            {"kind": "generator", "seed": 3, "rows": 100, "columns": 2, "sha256": "f" * 64,
+             "feature_names": ["x1", "x2"], "substitute": "a stand-in" if data == "d1" else None}))
+    return tmp_path
+
+
+def _files(directory):
+    return {p.relative_to(directory): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file()}
+
+
+def test_each_report_part_alone_equals_the_whole_report(report_inputs):
+    """What the Snakemake rules do (one job per table / summary / figure, each given only its
+    experiment's folds and its own part of the config) writes the same files as one call."""
+    from gpcbench.experiments.report import report_targets, write_report
+    from gpcbench.workflow import report_config
+
+    d = report_inputs
+    folds = {e: d / f"{e}.csv" for e in ("e1", "e2")}
+    meta = {"d1": d / "d1.json", "d2": d / "d2_data.json"}
+    write_report(REPORT_CONFIG, list(folds.values()), d, d / "whole", list(meta.values()))
+    parts = {  # target -> (folds, data meta) its rule gives it
+        "table:t1": ([folds["e1"]], [meta["d1"]]), "table:t2": ([folds["e2"]], [meta["d2"]]),
+        "summary:e1": ([folds["e1"]], []), "summary:e2": ([folds["e2"]], []),
+        "figure:f1": ([folds["e1"]], []), "figure:f2": ([folds["e2"]], [meta["d2"]]),
+        "overview": (list(folds.values()), list(meta.values())),
+    }
+    assert sorted(parts) == sorted(report_targets(REPORT_CONFIG))
+    for target, (fold_tables, data_meta) in parts.items():
+        kind, _, name = target.partition(":")
+        before = _files(d / "parts") if (d / "parts").exists() else {}
+        write_report(report_config(REPORT_CONFIG, kind, name), fold_tables, d, d / "parts",
+                     data_meta, only=target)
+        written = {str(p) for p in set(_files(d / "parts")) - set(before)}
+        expected = {"table": {f"tables/{name}.{x}" for x in ("md", "csv", "tex")},
+                    "summary": {f"tables/{name}_summary.{x}" for x in ("md", "csv")},
+                    "figure": {f"figures/{name}.png"},
+                    "overview": {"figures/published_vs_reproduced.png", "index.md"}}[kind]
+        assert written == expected, target
+    whole, split = _files(d / "whole"), _files(d / "parts")
+    assert whole.keys() == split.keys()
+    for path in whole:
+        if path.name == "index.md":  # its "Generated <date>" line aside
+            whole[path], split[path] = ([line for line in text.splitlines()
+                                         if not line.startswith(b"Generated ")]
+                                        for text in (whole[path], split[path]))
+        assert whole[path] == split[path], path
+    table = (d / "parts" / "tables" / "t1.md").read_text()
+    assert "- D1: a stand-in" in table and "- D1: a note" in table
+
+
+def test_report_rejects_an_unknown_part_in_one_line(report_inputs, capsys):
+    from gpcbench.cli import main
+
+    base = ["report", "--config-json", json.dumps(REPORT_CONFIG), "--published",
+            str(report_inputs), "--out", str(report_inputs / "out"), "--folds",
+            str(report_inputs / "e1.csv")]
+    for only, message in (("table:nope", "unknown table 'nope'"),
+                          ("summary:t1", "unknown summary 't1'"),
+                          ("chart:f1", "unknown report output 'chart:f1'")):
+        assert main([*base, "--only", only]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("gpcbench report: error: ") and message in err
+        assert len(err.splitlines()) == 1
+    assert not (report_inputs / "out").exists()

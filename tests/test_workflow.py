@@ -1,5 +1,6 @@
 """The Snakemake workflow: dry runs plan the right jobs; editing a method's module reruns
-exactly that method's fold jobs plus the reports; new file times rerun nothing."""
+exactly that method's fold jobs plus the reports; new file times rerun nothing; one table,
+summary or figure needs only its own experiment."""
 
 import os
 import re
@@ -77,14 +78,83 @@ def test_editing_one_method_reruns_only_its_folds_and_the_reports(copy_of_repo):
     finally:
         module.write_text(original)
     assert sorted(planned["run_fold"]) == [f"results/toy/cho_mixture/lda/fold{k}.json" for k in (0, 1)]
-    assert set(planned) == {"run_fold", "collect", "report"}
+    assert set(planned) == {"run_fold", "collect", "table", "summary", "report"}
+
+
+def test_editing_one_table_reruns_only_it_and_the_overview(copy_of_repo, tmp_path):
+    """A table's job has only its own part of the config as a param: adding another table
+    (of the same experiment) plans that table and the overview, nothing else."""
+    work, env = copy_of_repo
+    table = TINY_CONFIG["tables"]["toy_table"]
+    path = tmp_path / "two_tables.yaml"
+    path.write_text(yaml.safe_dump({**TINY_CONFIG, "tables": {
+        "toy_table": table, "toy_table2": {**table, "title": "another"}}}))  # sorted as the copy's
+    planned = planned_jobs(work, env, "--configfile", str(path))
+    assert sorted(planned["table"]) == [f"reports/tables/toy_table2.{x}" for x in ("csv", "md", "tex")]
+    assert set(planned) == {"table", "report"}
 
 
 def test_dry_run_of_the_full_config_covers_every_data_set(repo):
     planned = planned_jobs(repo, os.environ, "--configfile", "config/config.yaml", "--forceall")
     prepared = {Path(p).stem for p in planned["preprocess"] if p.endswith(".npz")}
     assert prepared == set(DATASETS)
-    assert {"fetch_raw", "split", "run_fold", "collect", "report"} <= set(planned)
+    assert {"fetch_raw", "split", "run_fold", "collect", "table", "summary", "figure",
+            "report"} <= set(planned)
+
+
+TWO_EXPERIMENTS = {
+    **TINY_CONFIG,
+    "experiments": {
+        "first": {"description": "a", "protocol": {"type": "kfold", "folds": 2},
+                  "datasets": {"cho_mixture": {}}, "methods": ["lda", "1nn"]},
+        "second": {"description": "b", "protocol": {"type": "kfold", "folds": 2},
+                   "datasets": {"iris": {}}, "methods": ["lda"]}},
+    "tables": {
+        "first_table": {"title": "1", "experiment": "first", "datasets": {"cho_mixture": "M"},
+                        "metric": "error", "spread": "se"},
+        "second_table": {"title": "2", "experiment": "second", "datasets": {"iris": "I"},
+                         "metric": "error", "spread": "se"}},
+    "figures": {"second_relevance": {"type": "relevance", "title": "r", "experiment": "second",
+                                     "methods": ["lda"]}},
+}
+
+
+@pytest.mark.parametrize("target, experiment, rule", [
+    ("reports/tables/first_table.md", "first", "table"),
+    ("reports/tables/second_table.md", "second", "table"),
+    ("reports/tables/first_summary.md", "first", "summary"),
+    ("reports/figures/second_relevance.png", "second", "figure"),
+])
+def test_one_report_file_plans_only_its_experiment(repo, tmp_path, target, experiment, rule):
+    """Asking for one table, summary or figure plans the fold jobs of its experiment only."""
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(TWO_EXPERIMENTS, sort_keys=False))
+    planned = planned_jobs(repo, os.environ, "--configfile", str(path), "--forceall", target)
+    assert set(planned) <= {"fetch_raw", "preprocess", "split", "run_fold", "collect", rule}
+    assert target in planned[rule] and len(planned[rule]) == (1 if rule == "figure" else
+                                                              3 if rule == "table" else 2)
+    assert planned["collect"] == [f"results/{experiment}/folds.csv"]
+    assert planned["run_fold"] and all(p.startswith(f"results/{experiment}/")
+                                       for p in planned["run_fold"])
+    data = {"first": "cho_mixture", "second": "iris"}[experiment]
+    assert {Path(p).stem for p in planned["preprocess"]} == {data}
+
+
+def test_report_config_keeps_only_a_parts_own_config_in_order():
+    from gpcbench.workflow import one_of, report_config
+
+    config = {**TWO_EXPERIMENTS, "tables": {**TWO_EXPERIMENTS["tables"], "wide": {
+        **TWO_EXPERIMENTS["tables"]["first_table"], "datasets": {"z": "Z", "a": "A"}}}}
+    part = report_config(config, "table", "wide")
+    assert part == {"tables": {"wide": config["tables"]["wide"]},
+                    "experiments": {"first": config["experiments"]["first"]}}
+    assert list(part["tables"]["wide"]["datasets"]) == ["z", "a"]  # the table's column order
+    assert report_config(config, "summary", "second") == {
+        "experiments": {"second": config["experiments"]["second"]}}
+    assert set(report_config(config, "figure", "second_relevance")["experiments"]) == {"second"}
+    assert re.fullmatch(one_of(config["tables"]), "first_table")
+    assert not re.fullmatch(one_of(config["tables"]), "first_summary")
+    assert not re.fullmatch(one_of({}), "")
 
 
 def test_warm_starts_and_svm_ep_are_pipeline_dependencies(repo, tmp_path):

@@ -88,7 +88,7 @@ def cmd_report(args) -> None:
 
     write_report(config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),
-                 data_meta_paths=args.data_meta)
+                 data_meta_paths=args.data_meta, only=args.only)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,9 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+")
     p.set_defaults(func=cmd_collect)
 
-    p = sub.add_parser("report", help="write reports/ (tables, figures, index.md)")
+    p = sub.add_parser("report", help="write reports/ (tables, figures, index.md), or one part")
+    p.add_argument("--only", metavar="table:NAME|summary:EXPERIMENT|figure:NAME|overview",
+                   help="write only this part (default: all); the config and folds need only "
+                        "cover it")
     p.add_argument("--config-json", required=True)
-    p.add_argument("--published", required=True)
+    p.add_argument("--published", default="config/published")
     p.add_argument("--out", default="reports")
     p.add_argument("--folds", nargs="+", required=True)
     p.add_argument("--data-meta", nargs="*", default=[])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import re
 from pathlib import Path
 
 DATA_MODULES = (
@@ -29,17 +30,45 @@ def data_code_hash(dataset: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def published_hash(directory: str | Path) -> str:
-    """Content hash of the published-number CSVs (a param, not an input: file times don't matter)."""
+def published_hash(directory: str | Path, files=None) -> str:
+    """Content hash of the published-number CSVs (a param, not an input: file times don't
+    matter): all of ``directory``, or only the named ``files`` in it."""
     digest = hashlib.sha256()
-    for path in sorted(Path(directory).glob("*.csv")):
+    paths = (sorted(Path(directory).glob("*.csv")) if files is None
+             else [Path(directory) / name for name in sorted(set(files))])
+    for path in paths:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
+def one_of(names) -> str:
+    """Wildcard constraint matching exactly one of ``names`` (nothing when there are none)."""
+    return "|".join(re.escape(name) for name in sorted(names)) or "(?!)"
+
+
+def report_config(config: dict, kind: str, name: str = "") -> dict:
+    """The part of the config one report job reads (``kind`` as in ``gpcbench report --only``),
+    so that editing another table, figure or experiment does not rerun it. Key order is kept:
+    a table's ``datasets`` order is its column order."""
+    if kind == "table":
+        table = config["tables"][name]
+        return {"tables": {name: table},
+                "experiments": {table["experiment"]: config["experiments"][table["experiment"]]}}
+    if kind == "summary":
+        return {"experiments": {name: config["experiments"][name]}}
+    if kind == "figure":
+        figure = config["figures"][name]
+        return {"figures": {name: figure},
+                "experiments": {figure["experiment"]: config["experiments"][figure["experiment"]]}}
+    if kind == "overview":
+        return config
+    raise ValueError(f"unknown report kind '{kind}'")
+
+
 def report_outputs(config: dict, kind: str = "all") -> list[str]:
-    """Files the report rule writes (tables per config table and per experiment, figures)."""
+    """Files the report rules write (`all` needs every one): per config table (rule table),
+    per experiment (summary), per config figure (figure), and the overview (report)."""
     tables = []
     for name in sorted(config["tables"]):
         tables += [f"reports/tables/{name}.{ext}" for ext in ("md", "csv", "tex")]

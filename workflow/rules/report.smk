@@ -1,4 +1,17 @@
-# Aggregate fold results into tables and figures beside the published numbers.
+# Aggregate fold results into tables and figures beside the published numbers. Each table,
+# experiment summary and config figure is its own job, reading only its experiment's
+# folds.csv, the metadata of its own data sets and its own part of the config (a JSON param:
+# editing another table reruns nothing here); the overview (published-vs-reproduced figure and
+# reports/index.md) reads every experiment.
+
+from gpcbench.workflow import one_of, report_config
+
+TABLES = config["tables"]
+FIGURES = config.get("figures", {})
+
+
+# Rules the submitting Snakemake runs itself (see resources.smk): each takes seconds.
+localrules: table, summary, figure
 
 
 rule collect:
@@ -12,25 +25,100 @@ rule collect:
         "{GPCBENCH} collect {output} {input} 2> {log}"
 
 
+def table_meta(wildcards):
+    """Metadata of the table's own data sets (substitutes, for its notes)."""
+    table = TABLES[wildcards.table]
+    return sorted({f"data/processed/{entry_data(table['experiment'], entry)}.json"
+                   for entry in table["datasets"]})
+
+
+def figure_meta(wildcards):
+    """Metadata of the data sets a relevance figure shows (their feature names)."""
+    figure = FIGURES[wildcards.figure]
+    if figure["type"] != "relevance":
+        return []
+    entries = figure.get("datasets") or EXPERIMENTS[figure["experiment"]]["datasets"]
+    return sorted({f"data/processed/{entry_data(figure['experiment'], entry)}.json"
+                   for entry in entries})
+
+
+rule table:
+    input:
+        folds=lambda w: f"results/{TABLES[w.table]['experiment']}/folds.csv",
+        meta=table_meta,
+    output:
+        md=report("reports/tables/{table}.md", category="Tables", caption="../report/table.rst"),
+        csv=report("reports/tables/{table}.csv", category="Tables", caption="../report/table.rst"),
+        tex=report("reports/tables/{table}.tex", category="Tables", caption="../report/table.rst"),
+    wildcard_constraints:
+        table=one_of(TABLES),
+    log:
+        "logs/report/table/{table}.log",
+    params:
+        published=lambda w: published_hash(
+            "config/published", [TABLES[w.table]["published"]["file"]]
+            if TABLES[w.table].get("published") else []),
+        # key order = the tables' column order
+        config=lambda w: json.dumps(report_config(config, "table", w.table)),
+    shell:
+        "{GPCBENCH} report --only table:{wildcards.table} --config-json {params.config:q}"
+        " --published config/published --out reports --folds {input.folds}"
+        " --data-meta {input.meta} 2> {log}"
+
+
+rule summary:
+    input:
+        folds="results/{experiment}/folds.csv",
+    output:
+        md=report("reports/tables/{experiment}_summary.md", category="Tables",
+                  caption="../report/summary.rst"),
+        csv=report("reports/tables/{experiment}_summary.csv", category="Tables",
+                   caption="../report/summary.rst"),
+    wildcard_constraints:
+        experiment=one_of(EXPERIMENTS),
+    log:
+        "logs/report/summary/{experiment}.log",
+    params:
+        config=lambda w: json.dumps(report_config(config, "summary", w.experiment)),
+    shell:
+        "{GPCBENCH} report --only summary:{wildcards.experiment} --config-json {params.config:q}"
+        " --out reports --folds {input.folds} 2> {log}"
+
+
+rule figure:
+    input:
+        folds=lambda w: f"results/{FIGURES[w.figure]['experiment']}/folds.csv",
+        meta=figure_meta,
+    output:
+        report("reports/figures/{figure}.png", category="Figures",
+               caption="../report/config_figure.rst"),
+    wildcard_constraints:
+        figure=one_of(FIGURES),
+    log:
+        "logs/report/figure/{figure}.log",
+    params:
+        config=lambda w: json.dumps(report_config(config, "figure", w.figure)),
+    shell:
+        "{GPCBENCH} report --only figure:{wildcards.figure} --config-json {params.config:q}"
+        " --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"
+
+
+# The overview: every experiment's folds (completeness, failed folds, provenance in index.md;
+# the published-vs-reproduced figure has a point per error-metric cell of every table).
 rule report:
     input:
         folds=expand("results/{experiment}/folds.csv", experiment=sorted(EXPERIMENTS)),
         meta=lambda w: [f"data/processed/{name}.json" for name in used_datasets()],
     output:
-        tables=[
-            report(path, category="Tables", caption="../report/table.rst")
-            for path in report_outputs(config, kind="tables")
-        ],
-        figures=[
-            report(path, category="Figures", caption="../report/figure.rst")
-            for path in report_outputs(config, kind="figures")
-        ],
+        figure=report("reports/figures/published_vs_reproduced.png", category="Figures",
+                      caption="../report/figure.rst"),
         index="reports/index.md",
     log:
         "logs/report.log",
     params:
         published=published_hash("config/published"),
-        config=lambda w: json.dumps(config),  # key order = the tables' column order
+        # key order = the tables' column order
+        config=lambda w: json.dumps(report_config(config, "overview")),
     shell:
-        "{GPCBENCH} report --config-json {params.config:q} --published config/published"
-        " --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"
+        "{GPCBENCH} report --only overview --config-json {params.config:q}"
+        " --published config/published --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"

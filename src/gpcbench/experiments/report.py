@@ -296,6 +296,14 @@ def write_figure(all_cells: pd.DataFrame, out: Path):
     _save(fig, out / "figures" / "published_vs_reproduced.png")
 
 
+def _error_fractions(name: str, table: dict, cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells of an error-metric table with ours and the published value as error rates."""
+    denom = (cells.groupby("entry")["n_test"].transform("max") if table["metric"] == "errors"
+             else {"error": 1.0, "error_percent": 100.0}[table["metric"]])
+    return cells.assign(table=name, ours_fraction=cells["ours"] / denom,
+                        pub_fraction=cells["pub_mean"] / denom)
+
+
 def _entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
     notes = list(table.get("notes", []))
     experiment = config["experiments"][table["experiment"]]
@@ -309,35 +317,93 @@ def _entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
     return notes
 
 
-def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=()):
-    """Write every table, summary, figure and ``index.md`` under ``out_dir``."""
+REPORT_KINDS = ("table", "summary", "figure", "overview")
+
+
+def report_targets(config: dict) -> list[str]:
+    """Every output group of the report: ``table:NAME`` per config table, ``summary:NAME`` per
+    experiment, ``figure:NAME`` per config figure, and ``overview`` (the published-vs-reproduced
+    figure and ``index.md``)."""
+    return [*(f"table:{name}" for name in config["tables"]),
+            *(f"summary:{name}" for name in config["experiments"]),
+            *(f"figure:{name}" for name in config.get("figures", {})), "overview"]
+
+
+def _parse_target(config: dict, target: str) -> tuple[str, str]:
+    kind, _, name = target.partition(":")
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"unknown report output '{target}' (expected table:NAME, "
+                         "summary:EXPERIMENT, figure:NAME or overview)")
+    if kind == "overview":
+        if name:
+            raise ValueError(f"report output 'overview' takes no name (got '{target}')")
+        return kind, name
+    section = {"table": "tables", "summary": "experiments", "figure": "figures"}[kind]
+    if name not in config.get(section, {}):
+        raise ValueError(f"unknown {kind} '{name}' (not in the config's {section})")
+    return kind, name
+
+
+def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_dir,
+                      data_meta: dict, out: Path) -> pd.DataFrame:
+    """``tables/<name>.md/.csv/.tex`` of one config table. ``config`` needs only the table and
+    its experiment; ``data_meta`` only the table's data sets (for the notes)."""
+    table = config["tables"][name]
+    cells = table_cells(table, folds, published_cells(table, Path(published_dir)))
+    write_table(name, table, cells, _entry_notes(config, table, data_meta), Path(out))
+    return cells
+
+
+def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,
+                        out: Path):
+    """``figures/<name>.png`` of one config figure (convergence or relevance)."""
+    spec = config["figures"][name]
+    path = Path(out) / "figures" / f"{name}.png"
+    if spec["type"] == "convergence":
+        write_convergence_figure(spec, folds, path)
+    else:
+        write_relevance_figure(spec, folds, data_meta, config, path)
+
+
+def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: dict, out: Path):
+    """``figures/published_vs_reproduced.png`` (every error-metric table's cells) and
+    ``index.md`` (links, completeness, failed folds, provenance): needs the whole config and
+    every experiment's folds."""
+    out = Path(out)
+    all_cells = [
+        _error_fractions(name, table,
+                         table_cells(table, folds, published_cells(table, Path(published_dir))))
+        for name, table in config["tables"].items() if table["metric"] in ERROR_METRICS
+    ]
+    write_figure(pd.concat(all_cells, ignore_index=True) if all_cells else
+                 pd.DataFrame(columns=["table", "ours", "pub_mean", "ours_fraction",
+                                       "pub_fraction"]), out)
+    write_index(config, folds, data_meta, out)
+
+
+def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
+                 only: str | None = None):
+    """Write one output group of ``report_targets`` (``only``, e.g. ``table:kim2006_table4``)
+    or, without ``only``, all of them under ``out_dir``. The Snakemake rules run one group per
+    job, passing only the folds, data-set metadata and config that group needs."""
+    targets = [_parse_target(config, only)] if only else [
+        _parse_target(config, target) for target in report_targets(config)]
     out = Path(out_dir)
     folds = pd.concat([pd.read_csv(p) for p in fold_tables], ignore_index=True)
-    summary = summarise(folds)
     data_meta = {Path(p).stem: json.loads(Path(p).read_text()) for p in data_meta_paths}
-    all_cells = []
-    for name, table in config["tables"].items():
-        cells = table_cells(table, folds, published_cells(table, Path(published_dir)))
-        write_table(name, table, cells, _entry_notes(config, table, data_meta), out)
-        if table["metric"] in ERROR_METRICS:
-            denom = (cells.groupby("entry")["n_test"].transform("max")
-                     if table["metric"] == "errors" else
-                     {"error": 1.0, "error_percent": 100.0}[table["metric"]])
-            all_cells.append(cells.assign(table=name, ours_fraction=cells["ours"] / denom,
-                                          pub_fraction=cells["pub_mean"] / denom))
-    for name, spec in config["experiments"].items():
-        write_summary(name, spec, summary, out)
-    write_figure(pd.concat(all_cells, ignore_index=True), out)
-    for name, spec in config.get("figures", {}).items():
-        path = out / "figures" / f"{name}.png"
-        if spec["type"] == "convergence":
-            write_convergence_figure(spec, folds, path)
+    summary = summarise(folds) if any(kind == "summary" for kind, _ in targets) else None
+    for kind, name in targets:
+        if kind == "table":
+            write_table_files(name, config, folds, published_dir, data_meta, out)
+        elif kind == "summary":
+            write_summary(name, config["experiments"][name], summary, out)
+        elif kind == "figure":
+            write_config_figure(name, config, folds, data_meta, out)
         else:
-            write_relevance_figure(spec, folds, data_meta, config, path)
-    write_index(config, folds, summary, data_meta, out)
+            write_overview(config, folds, published_dir, data_meta, out)
 
 
-def write_index(config, folds, summary, data_meta, out: Path):
+def write_index(config, folds, data_meta, out: Path):
     commits = sorted(set(folds["git_commit"].dropna()))
     packages = json.loads(folds["packages"].dropna().iloc[0]) if folds["packages"].notna().any() else {}
     lines = ["# gpcbench reports\n",
