@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
-import inspect
 import re
 from pathlib import Path
+
+from gpcbench.provenance import module_source
 
 DATA_MODULES = (
     "gpcbench.data.dataset",
@@ -23,7 +23,7 @@ def data_code_hash(dataset: str) -> str:
 
     digest = hashlib.sha256()
     for module in DATA_MODULES:
-        digest.update(inspect.getsource(importlib.import_module(module)).encode())
+        digest.update(module_source(module))
     digest.update(repr(dataset_spec(dataset)).encode())
     for raw in raw_sets_for(dataset):
         digest.update(repr(RAW_SETS[raw]).encode())
