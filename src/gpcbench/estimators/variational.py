@@ -8,6 +8,7 @@ predictive integral) and :mod:`gpcbench.learning.variational` (hyperparameters).
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -154,21 +155,23 @@ class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = len(trace)
         return self
 
-    def _latent(self, X):
+    def latent(self, X):
+        """Mean and variance of the bound's Gaussian predictive over the latent f~ at X."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         return self.bound_.predict(self.covariance_(X, self.X_train_), self.covariance_.diag(X))
 
     def decision_function(self, X):
-        """Latent predictive mean k^T alpha: positive means ``classes_[1]``."""
-        return self._latent(X)[0]
+        """Log-odds of ``predict_proba``; its sign is that of the latent mean (positive means
+        ``classes_[1]``), and it orders points exactly as ``predict_proba[:, 1]`` does."""
+        return special.logit(self.predict_proba(X)[:, 1])
 
     def predict_proba(self, X):
         """E[sigma(f~)] under the bound's Gaussian predictive over f~ (quadrature, ~1e-12)."""
-        positive = logistic_gaussian_expectation(*self._latent(X))
+        positive = logistic_gaussian_expectation(*self.latent(X))
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X):
-        """sgn(E[f~]) mapped to ``classes_`` (also the arg max of ``predict_proba``)."""
+        """The class of larger predictive probability, i.e. sgn(E[f~]) mapped to ``classes_``."""
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
-
