@@ -223,14 +223,22 @@ def test_sklearn_conformance(estimator):
 
 
 def test_rows_are_registered_with_the_printed_labels():
+    """GPC-VL learns on its fold; GPC-VU reuses GPC-VL's hyperparameters of the same fold
+    (a pipeline dependency) and only infers the latent values with the upper bound."""
     from gpcbench.experiments.registry import FitContext, method_spec
 
+    learned = {"theta0": 2.0, "theta1": 1e-3, "theta2": 0.0, "inverse_lengthscale": [0.3, 0.7]}
+    upstream = {"gpc-vl-m-soft/fold0": {"status": "ok", "hyperparameters": learned}}
     for name, label, bound in [("gpc-vl-m-soft", "GPC-VL(m,soft)", "lower"),
                                ("gpc-vu-m-soft", "GPC-VU(m,soft)", "upper")]:
         spec = method_spec(name)
         assert spec.label == label and spec.probabilistic
         ctx = FitContext(options={"max_iter": 5}, seed=0, n_jobs=1,
-                         feature_types=("continuous", "discrete"), fold=0)
+                         feature_types=("continuous", "discrete"), fold=0, upstream=upstream)
         model = spec.factory(ctx)
         assert model.bound == bound and model.ard and model.max_iter == 5
         assert model.discrete_features == [False, True]
+    assert method_spec("gpc-vl-m-soft").upstream(4, {}) == []
+    assert method_spec("gpc-vu-m-soft").upstream(4, {}) == [("gpc-vl-m-soft", 4)]
+    assert model.learn_hyperparameters is False
+    assert {key: getattr(model, key) for key in learned} == learned
