@@ -14,9 +14,9 @@ Usage: ``python benchmarks/bench_variational.py [--sizes 200 500 1000] [--repeat
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from bench_ep import best_time
 from scipy.linalg import cho_factor
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
@@ -26,16 +26,6 @@ from gpcbench.covariance import Covariance
 from gpcbench.models import VariationalGaussianProcessClassifier
 
 HYPER = {"theta0": 4.0, "theta1": 1e-4, "theta2": 0.0, "inverse_lengthscale": 1.0}
-
-
-def best_time(function, repeat):
-    """Minimum wall time over ``repeat`` calls, and the last result."""
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def synthetic(n, seed=0):

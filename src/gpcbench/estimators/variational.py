@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import Covariance
+from gpcbench.estimators.ep import _EPGaussianProcess
 from gpcbench.inference.variational import (
     BOUNDS,
     logistic_gaussian_expectation,
@@ -109,15 +109,8 @@ class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _covariance(self, n_features: int) -> Covariance:
-        scales = np.atleast_1d(np.asarray(self.inverse_lengthscale, dtype=float))
-        if self.ard:
-            if scales.size not in (1, n_features):
-                raise ValueError(f"{scales.size} inverse lengthscales for {n_features} features")
-            scales = np.broadcast_to(scales, (n_features,))
-        elif scales.size != 1:
-            raise ValueError("inverse_lengthscale must be a scalar when ard=False")
-        return Covariance(self.theta0, self.theta1, self.theta2, scales, self.discrete_features)
+    # eq. 13 from the constructor's covariance arguments, as for the EP classifiers
+    _covariance = _EPGaussianProcess._covariance
 
     def fit(self, X, y):
         """Learn the hyperparameters (optional) and optimise the chosen bound on labels y."""
