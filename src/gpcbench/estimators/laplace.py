@@ -288,7 +288,8 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The more probable class."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
 
 
 def _hmc_trace(posterior, result, phase, start=0) -> list[dict]:
