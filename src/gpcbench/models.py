@@ -3,6 +3,8 @@
 * :class:`EPGaussianProcessClassifier`: binary GPC with EP inference and EM-EP learning
   (Kim & Ghahramani 2006, sections 2-3); :func:`gpc_ep_variant` configures the paper's variants.
 * :class:`EPGaussianProcessRegressor`: GP regression through the same EP machinery.
+* :class:`LaplaceGaussianProcessClassifier`: binary GPC with Laplace's approximation and MPL or
+  HMC hyperparameters (Williams & Barber 1998).
 * :class:`VariationalGaussianProcessClassifier`: binary GPC with the logistic likelihood and
   Gibbs & MacKay's (2000) variational lower or upper evidence bound (GPC-VL / GPC-VU rows).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
@@ -17,12 +19,14 @@ from gpcbench.estimators.ep import (
     EPGaussianProcessRegressor,
     gpc_ep_variant,
 )
+from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
 
 __all__ = [
     "EPGaussianProcessClassifier",
     "EPGaussianProcessRegressor",
+    "LaplaceGaussianProcessClassifier",
     "MulticlassEPGaussianProcessClassifier",
     "VariationalGaussianProcessClassifier",
     "gpc_ep_variant",

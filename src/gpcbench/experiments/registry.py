@@ -113,6 +113,7 @@ METHOD_MODULES = (
     "gpcbench.experiments.methods.ep",
     "gpcbench.experiments.methods.ep_multiclass",
     "gpcbench.experiments.methods.variational",
+    "gpcbench.experiments.methods.laplace",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)

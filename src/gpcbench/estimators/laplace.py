@@ -1,0 +1,297 @@
+"""Laplace GP classifier of Williams & Barber (1998) (scikit-learn API). Import it from
+:mod:`gpcbench.models`.
+
+A thin layer over :mod:`gpcbench.inference.laplace` (mode, eq. 9 evidence, Appendix B
+gradient), :mod:`gpcbench.learning.mpl` (penalised likelihood / hyperparameter posterior) and
+:mod:`gpcbench.learning.hmc` (Appendix D); no numerics here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.inference.laplace import laplace_mode, laplace_state
+from gpcbench.laplace_likelihoods import get_likelihood
+from gpcbench.learning import hmc
+from gpcbench.learning.mpl import (
+    GaussianLogPrior,
+    LaplaceHyperposterior,
+    maximize_penalized_likelihood,
+)
+from gpcbench.mcmc.diagnostics import summarize
+
+LEARNING = ("mpl", "hmc", "fixed")
+#: W&B section 5 learn v0, the offset and the w_l; theta2 (latent noise) is not in their model.
+WB_LEARNED = ("theta0", "theta1", "inverse_lengthscale")
+
+
+class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
+    """Binary GP classifier with Laplace's approximation (Williams & Barber 1998, section 3).
+
+    The prior covariance is eq. 13 of Kim & Ghahramani (2006) (theta1 plays W&B's offset v1,
+    theta0 their v0, the l_m their w_l), the likelihood logistic sigma(y f) or probit
+    Phi(y f). Hyperparameters are fixed, set by maximum penalised likelihood (MPL) or
+    integrated over by Hybrid Monte Carlo (HMC); both use independent N(-3, 3^2) priors on
+    the log hyperparameters (W&B section 5). The defaults start from W&B's initial values
+    (log v0 = 0, log w_l = -2; the offset at the prior mean, log theta1 = -3) without latent
+    noise (theta2 = 0).
+
+    Parameters
+    ----------
+    theta0 : float, default=1.0
+        Signal variance (W&B's v0).
+    theta1 : float, default=exp(-3)
+        Bias (W&B's offset variance v1).
+    theta2 : float, default=0.0
+        Latent noise variance on the diagonal (not in W&B's model; learnable only if > 0).
+    inverse_lengthscale : float or array-like of shape (n_features,), default=exp(-2)
+        The l_m of eq. 13 (W&B's w_l); a scalar is shared by all features unless ``ard``.
+    ard : bool, default=False
+        One inverse lengthscale per feature, as W&B use.
+    likelihood : {"logistic", "probit"}, default="logistic"
+    hyperparameter_learning : {"mpl", "hmc", "fixed"}, default="mpl"
+    discrete_features : array-like of bool or int, default=None
+        Mask or indices of discrete features (distance 1 - delta, eq. 14 of Kim & Ghahramani).
+    learned_hyperparameters : collection of str, default=("theta0", "theta1", "inverse_lengthscale")
+        Which of "theta0", "theta1", "theta2", "inverse_lengthscale" MPL / HMC move.
+    prior_mean, prior_sd : float, default=-3.0, 3.0
+        Gaussian prior on each learned log hyperparameter; ``prior_sd=None`` drops the prior
+        (type-II maximum likelihood with "mpl").
+    max_iter : int, default=200
+        L-BFGS iterations for MPL.
+    n_samples : int, default=200
+        HMC iterations in all (W&B: 200).
+    burn_in : float, default=1/3
+        Fraction of the HMC iterations discarded (W&B: the first third); the step size is
+        tuned during them.
+    n_leapfrog : int, default=20
+        Leapfrog steps per HMC trajectory.
+    step_size : float, default=0.1
+        Initial HMC step size (tuned in the burn-in).
+    target_rejection : float, default=0.05
+        Rejection probability the burn-in tuning aims at (W&B: below 5 %).
+    random_state : int, RandomState instance or None, default=None
+        Seeds HMC.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (y = +1).
+    hyperparameters_ : dict
+        theta0, theta1, theta2, inverse_lengthscale: the MPL / fixed values, or for HMC
+        exp(posterior mean of the log hyperparameters over the retained samples).
+    log_evidence_ : float
+        Laplace log evidence (eq. 9) at the fitted hyperparameters; for HMC its mean over the
+        retained samples. Alias ``log_marginal_likelihood_value_``.
+    converged_ : bool
+        Newton (every mode) and, for MPL, L-BFGS converged.
+    n_iter_ : int
+        Newton steps (fixed), L-BFGS iterations (MPL) or HMC iterations (HMC).
+    trace_ : list of dict
+        One entry per L-BFGS iteration (MPL) or per HMC iteration (HMC: phase, log posterior,
+        acceptance probability, accepted, step size, hyperparameters); one entry if fixed.
+    samples_ : ndarray of shape (n_draws, n_params)
+        Log hyperparameters the predictions average over: the retained HMC states, or the
+        single fitted point (n_draws = 1). Columns follow ``covariance_.param_names``.
+    mode_weights_ : ndarray of shape (n_draws, n_samples)
+        K^-1 f^ of the Laplace mode at each row of ``samples_``.
+    acceptance_rate_ : float or None
+        Fraction of accepted retained HMC trajectories (None unless HMC).
+    diagnostics_ : dict
+        HMC only: tuned step size, burn-in acceptance rate, and per learned hyperparameter the
+        posterior mean / sd of its log, effective sample size and split R-hat.
+    covariance_ : Covariance
+        The covariance at ``hyperparameters_``.
+    X_train_ : ndarray of shape (n_samples, n_features)
+    y_train_ : ndarray of shape (n_samples,), labels in {-1, +1}
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpcbench.models import LaplaceGaussianProcessClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> clf = LaplaceGaussianProcessClassifier(hyperparameter_learning="fixed")
+    >>> clf.fit(X, ["a", "a", "b", "b"]).predict([[0.2], [2.8]]).tolist()
+    ['a', 'b']
+    """
+
+    def __init__(
+        self,
+        theta0=1.0,
+        theta1=math.exp(-3.0),
+        theta2=0.0,
+        inverse_lengthscale=math.exp(-2.0),
+        ard=False,
+        likelihood="logistic",
+        hyperparameter_learning="mpl",
+        discrete_features=None,
+        *,
+        learned_hyperparameters=WB_LEARNED,
+        prior_mean=-3.0,
+        prior_sd=3.0,
+        max_iter=200,
+        n_samples=200,
+        burn_in=1 / 3,
+        n_leapfrog=20,
+        step_size=0.1,
+        target_rejection=0.05,
+        random_state=None,
+    ):
+        self.theta0 = theta0
+        self.theta1 = theta1
+        self.theta2 = theta2
+        self.inverse_lengthscale = inverse_lengthscale
+        self.ard = ard
+        self.likelihood = likelihood
+        self.hyperparameter_learning = hyperparameter_learning
+        self.discrete_features = discrete_features
+        self.learned_hyperparameters = learned_hyperparameters
+        self.prior_mean = prior_mean
+        self.prior_sd = prior_sd
+        self.max_iter = max_iter
+        self.n_samples = n_samples
+        self.burn_in = burn_in
+        self.n_leapfrog = n_leapfrog
+        self.step_size = step_size
+        self.target_rejection = target_rejection
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y):
+        """Find the hyperparameters (or their posterior) and the Laplace mode(s)."""
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the target is "
+                f"{type_of_target(y)!r} with {self.classes_.size} class(es)."
+            )
+        if self.hyperparameter_learning not in LEARNING:
+            raise ValueError(f"hyperparameter_learning must be one of {LEARNING}, "
+                             f"got {self.hyperparameter_learning!r}")
+        self.X_train_ = X
+        self.y_train_ = np.where(y == self.classes_[1], 1.0, -1.0)
+        self._likelihood = get_likelihood(self.likelihood)
+        posterior = LaplaceHyperposterior(
+            self._initial_covariance(X.shape[1]), X, self.y_train_, self._likelihood,
+            self._learned_mask(X.shape[1]), GaussianLogPrior(self.prior_mean, self.prior_sd))
+        getattr(self, f"_fit_{self.hyperparameter_learning}")(posterior)
+        self.log_marginal_likelihood_value_ = self.log_evidence_
+        self.hyperparameters_ = self.covariance_.to_dict()
+        return self
+
+    # eq. 13 from the constructor's covariance arguments, as for the EP classifiers
+    _initial_covariance = _EPGaussianProcess._covariance
+
+    def _learned_mask(self, n_features: int) -> np.ndarray:
+        names = self._initial_covariance(n_features).param_names
+        unknown = set(self.learned_hyperparameters) - {"theta0", "theta1", "theta2",
+                                                       "inverse_lengthscale"}
+        if unknown:
+            raise ValueError(f"learned_hyperparameters names unknown ones {sorted(unknown)}")
+        return np.array([name.split("[")[0] in self.learned_hyperparameters for name in names])
+
+    def _fit_fixed(self, posterior):
+        covariance = posterior.covariance
+        result = laplace_mode(covariance(self.X_train_), self.y_train_, self._likelihood)
+        self._set_point(covariance, result, converged=result.converged, n_iter=result.n_iter)
+        self.trace_ = [{"iteration": 0, "log_evidence": result.log_evidence,
+                        "hyperparameters": covariance.to_dict(),
+                        "newton_iterations": result.n_iter,
+                        "newton_converged": result.converged}]
+
+    def _fit_mpl(self, posterior):
+        opt = maximize_penalized_likelihood(posterior, max_iter=self.max_iter)
+        self._set_point(opt.covariance, opt.laplace, converged=opt.converged, n_iter=opt.n_iter)
+        self.trace_ = opt.trace
+
+    def _set_point(self, covariance, result, *, converged, n_iter):
+        self.covariance_ = covariance
+        self.samples_ = covariance.log_params[None, :]
+        self.mode_weights_ = result.alpha[None, :]
+        self.log_evidence_ = result.log_evidence
+        self.converged_ = bool(converged)
+        self.n_iter_ = int(n_iter)
+        self.acceptance_rate_ = None
+        self.diagnostics_ = {}
+
+    def _fit_hmc(self, posterior):
+        rng = check_random_state(self.random_state)
+        warmup, retained = hmc.sample(
+            posterior, posterior.x0, n_samples=self.n_samples, burn_in=self.burn_in,
+            step_size=self.step_size, n_leapfrog=self.n_leapfrog,
+            target_rejection=self.target_rejection,
+            rng=np.random.default_rng(rng.randint(2**32 - 1)))
+        modes = [posterior.laplace(x) for x in retained.samples]
+        self.covariance_ = posterior.covariance_at(retained.samples.mean(axis=0))
+        self.samples_ = np.array([posterior.covariance_at(x).log_params
+                                  for x in retained.samples])
+        self.mode_weights_ = np.array([mode.alpha for mode in modes])
+        self.log_evidence_ = float(np.mean([mode.log_evidence for mode in modes]))
+        self.converged_ = all(mode.converged for mode in modes)
+        self.n_iter_ = warmup.samples.shape[0] + retained.samples.shape[0]
+        self.acceptance_rate_ = retained.acceptance_rate
+        self.trace_ = _hmc_trace(posterior, warmup, "burn-in") + _hmc_trace(
+            posterior, retained, "retained", start=warmup.samples.shape[0])
+        names = np.array(self.covariance_.param_names)[posterior.learned]
+        self.diagnostics_ = {
+            "step_size": retained.step_size,
+            "burn_in_acceptance_rate": warmup.acceptance_rate,
+            "n_retained": int(retained.samples.shape[0]),
+            "log_hyperparameters": summarize(retained.samples, [str(n) for n in names]),
+        }
+
+    def _predictive(self, X):
+        """(p(classes_[0] | x), p(classes_[1] | x)) averaged over ``samples_`` (W&B eq. 7)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        negative, positive = np.zeros(X.shape[0]), np.zeros(X.shape[0])
+        for log_params, alpha in zip(self.samples_, self.mode_weights_):
+            covariance = self.covariance_.with_log_params(log_params)
+            state = laplace_state(covariance(self.X_train_), self.y_train_, self._likelihood,
+                                  alpha)
+            mean, variance = state.predict(covariance(X, self.X_train_), covariance.diag(X))
+            positive += self._likelihood.predictive_probability(mean, variance)
+            negative += self._likelihood.predictive_probability(-mean, variance)
+        return negative / len(self.samples_), positive / len(self.samples_)
+
+    def predict_proba(self, X):
+        """Class probabilities: the Gaussian integral of the likelihood (Appendix A),
+        averaged over the hyperparameter samples for HMC."""
+        return np.column_stack(self._predictive(X))
+
+    def decision_function(self, X):
+        """log p(classes_[1] | x) - log p(classes_[0] | x): positive means ``classes_[1]``."""
+        negative, positive = self._predictive(X)
+        with np.errstate(divide="ignore"):
+            return np.log(positive) - np.log(negative)
+
+    def predict(self, X):
+        """The more probable class."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+
+def _hmc_trace(posterior, result, phase, start=0) -> list[dict]:
+    return [
+        {"iteration": start + i, "phase": phase, "log_posterior": float(log_p),
+         "accept_probability": float(prob), "accepted": bool(ok),
+         "step_size": result.step_size if phase == "retained" else None,
+         "hyperparameters": posterior.covariance_at(x).to_dict()}
+        for i, (x, log_p, prob, ok) in enumerate(
+            zip(result.samples, result.log_density, result.accept_probability,
+                result.accepted))
+    ]

@@ -1,0 +1,174 @@
+"""Maximum penalised likelihood (MPL) for Laplace GP classification (Williams & Barber 1998).
+
+The penalised likelihood of the log covariance hyperparameters x = log theta is
+
+    log q(y | X, theta) + log p(x),
+
+the Laplace evidence (W&B eq. 9) plus a Gaussian prior on each log hyperparameter, mean -3 and
+standard deviation 3 (W&B section 5). It is also the unnormalised log posterior of x, the
+target of the Hybrid Monte Carlo sampler (W&B section 3.2 and Appendix D;
+:mod:`gpcbench.learning.hmc`), so :class:`LaplaceHyperposterior` serves both. Its gradient is
+the exact one of :func:`~gpcbench.inference.laplace.log_evidence_gradient` (Appendix B,
+implicit term included). Only the ``learned`` hyperparameters move; the others keep their
+values (e.g. theta2 = 0, which has no finite logarithm).
+
+W&B maximise with 20 iterations of scaled conjugate gradients; here L-BFGS-B runs to
+convergence (bounds |x| <= 15 only keep trial points inside the range where exp(x) and the
+covariance stay finite).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import LinAlgError
+from scipy.optimize import minimize
+
+from gpcbench.covariance import Covariance
+from gpcbench.inference.laplace import LaplaceResult, laplace_mode, log_evidence_gradient
+
+LOG_BOUND = 15.0
+
+
+@dataclass(frozen=True)
+class GaussianLogPrior:
+    """Independent N(mean, sd^2) priors on the log hyperparameters; sd=None is flat (ML-II)."""
+
+    mean: float = -3.0
+    sd: float | None = 3.0
+
+    def __call__(self, x):
+        """(log density up to a constant, gradient) at the log hyperparameters x."""
+        x = np.asarray(x, dtype=float)
+        if self.sd is None:
+            return 0.0, np.zeros_like(x)
+        z = (x - self.mean) / self.sd
+        return float(-0.5 * z @ z), -z / self.sd
+
+
+@dataclass
+class LaplaceHyperposterior:
+    """x -> (log q(y | X, theta) + log p(x), gradient) over the learned log hyperparameters.
+
+    Each call finds the Laplace mode warm-started from the previous call's (GPML-style), and
+    keeps the last :class:`LaplaceResult` in ``last``. Points where the covariance is not
+    finite or the mode cannot be found have log density -inf.
+
+    Parameters
+    ----------
+    covariance : Covariance
+        Supplies the fixed hyperparameters and the layout (shared or ARD lengthscales).
+    X : array of shape (n, d)
+    y : array of shape (n,) in {-1, +1}
+    likelihood : LogisticLikelihood or ProbitLikelihood
+    learned : array of bool of shape (covariance.n_params,)
+        Which entries of ``covariance.log_params`` are free.
+    prior : GaussianLogPrior
+    """
+
+    covariance: Covariance
+    X: np.ndarray
+    y: np.ndarray
+    likelihood: object
+    learned: np.ndarray
+    prior: GaussianLogPrior = field(default_factory=GaussianLogPrior)
+    last: LaplaceResult | None = None
+
+    def __post_init__(self):
+        self.learned = np.asarray(self.learned, dtype=bool)
+        if not np.all(np.isfinite(self.covariance.log_params[self.learned])):
+            raise ValueError("hyperparameters equal to 0 cannot be learned in log space")
+
+    @property
+    def x0(self) -> np.ndarray:
+        """The learned log hyperparameters of ``covariance``."""
+        return self.covariance.log_params[self.learned]
+
+    def covariance_at(self, x) -> Covariance:
+        """The covariance with the learned log hyperparameters set to x."""
+        log_params = self.covariance.log_params.copy()
+        log_params[self.learned] = x
+        return self.covariance.with_log_params(log_params)
+
+    def laplace(self, x) -> LaplaceResult:
+        """The Laplace approximation at x, warm-started from the last one."""
+        start = None if self.last is None else self.last.alpha
+        kernel = self.covariance_at(x)(self.X)
+        self.last = laplace_mode(kernel, self.y, self.likelihood, initial_alpha=start)
+        return self.last
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=float)
+        log_prior, prior_gradient = self.prior(x)
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                result = self.laplace(x)
+                gradient = log_evidence_gradient(self.covariance_at(x), self.X, result)
+        except (FloatingPointError, LinAlgError, ValueError):
+            return -np.inf, np.zeros_like(x)
+        return result.log_evidence + log_prior, gradient[self.learned] + prior_gradient
+
+
+@dataclass(frozen=True)
+class MPLResult:
+    """Outcome of :func:`maximize_penalized_likelihood`."""
+
+    x: np.ndarray
+    covariance: Covariance
+    laplace: LaplaceResult
+    log_posterior: float
+    converged: bool
+    n_iter: int
+    message: str
+    trace: list
+
+
+def maximize_penalized_likelihood(posterior: LaplaceHyperposterior, *, max_iter=200,
+                                  gtol=1e-5) -> MPLResult:
+    """L-BFGS-B on -(log evidence + log prior) with the analytic gradient, from posterior.x0.
+
+    ``trace`` has one entry per L-BFGS iteration (log evidence, log posterior, gradient norm,
+    hyperparameters, Newton iterations of the Laplace mode).
+    """
+    trace, cache = [], {}
+
+    def evaluate(x):
+        """posterior(x) and its Laplace result, computed once per point."""
+        key = np.asarray(x, dtype=float).tobytes()
+        if key not in cache:
+            cache.clear()
+            value, gradient = posterior(x)
+            cache[key] = (value, gradient, posterior.last)
+        return cache[key]
+
+    def negative(x):
+        value, gradient, _ = evaluate(x)
+        return -value, -gradient
+
+    def record(x):
+        trace.append(_trace_entry(len(trace), posterior, x, *evaluate(x)))
+
+    x0 = posterior.x0
+    if not np.isfinite(evaluate(x0)[0]):
+        raise ValueError("the penalised likelihood is not finite at the initial hyperparameters")
+    record(x0)
+    bounds = [(-LOG_BOUND, LOG_BOUND)] * x0.size
+    opt = minimize(negative, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=record,
+                   options={"maxiter": max_iter, "gtol": gtol})
+    value, _, laplace = evaluate(opt.x)
+    return MPLResult(opt.x, posterior.covariance_at(opt.x), laplace, float(value),
+                     bool(opt.success and laplace.converged), int(opt.nit), str(opt.message),
+                     trace)
+
+
+def _trace_entry(iteration, posterior, x, value, gradient, laplace) -> dict:
+    return {
+        "iteration": iteration,
+        "log_evidence": float(laplace.log_evidence),
+        "log_posterior": float(value),
+        "gradient_norm": float(np.linalg.norm(gradient)),
+        "hyperparameters": posterior.covariance_at(x).to_dict(),
+        "newton_iterations": int(laplace.n_iter),
+        "newton_converged": bool(laplace.converged),
+    }
