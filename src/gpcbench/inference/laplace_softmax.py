@@ -82,6 +82,22 @@ class SoftmaxCovariance:
     def log_params(self) -> np.ndarray:
         return np.array([cov.log_params for cov in self.groups])
 
+    def learned_mask(self) -> np.ndarray:
+        """Which entries of :attr:`log_params` are learned, shape (n_groups, p).
+
+        W&B eq. 4's v0, v1 and w_l: theta0, theta1 and the inverse lengthscales. theta2 stays
+        a fixed jitter, and a parameter set to zero stays zero (its log is -inf).
+        """
+        mask = np.isfinite(self.log_params)
+        mask[:, 2] = False
+        return mask
+
+    def with_learned(self, values) -> SoftmaxCovariance:
+        """A copy with the entries of :meth:`learned_mask` set to the log values ``values``."""
+        log_params = self.log_params
+        log_params[self.learned_mask()] = values
+        return self.with_log_params(log_params)
+
     def with_log_params(self, log_params) -> SoftmaxCovariance:
         log_params = np.asarray(log_params, dtype=float)
         groups = tuple(cov.with_log_params(row) for cov, row in zip(self.groups, log_params))
@@ -132,9 +148,9 @@ class BlockFactors:
         return linalg.solve_triangular(self.M, v, lower=True, check_finite=False)
 
     def apply_R(self, v) -> np.ndarray:
-        """(K + W^-1)^-1 v = E v - E R S^-1 R^T E v for v of shape (C, n) or (C, n, m)."""
-        Ev = np.einsum("cij,cj...->ci...", self.E, v)
-        return Ev - np.einsum("cij,j...->ci...", self.E, self.solve_S(Ev.sum(axis=0)))
+        """(K + W^-1)^-1 v = E v - E R S^-1 R^T E v for v of shape (C, n)."""
+        Ev = _matvec(self.E, v)
+        return Ev - self.E @ self.solve_S(Ev.sum(axis=0))
 
 
 def block_factors(K, pi) -> BlockFactors:
@@ -186,7 +202,7 @@ def _psi(a, f, Y) -> float:
 
 def _matvec(K, v) -> np.ndarray:
     """K v for block-diagonal K (C, n, n) and v (C, n)."""
-    return np.einsum("cij,cj->ci", K, v)
+    return (K @ v[:, :, None])[:, :, 0]
 
 
 def newton_direction(K, Y, f, pi, factors: BlockFactors) -> np.ndarray:
@@ -264,7 +280,7 @@ def posterior_point_blocks(K, state: SoftmaxLaplace) -> np.ndarray:
     V = K - K (K + W^-1)^-1 K, so V_i[a, b] = delta_ab (K_a - K_a E_a K_a)_ii + (G_a^T G_b)_ii
     with G_a = M^-1 E_a K_a (O(C n^3), never (Cn)^3).
     """
-    EK = np.einsum("cij,cjk->cik", state.factors.E, K)
+    EK = state.factors.E @ K
     own = np.einsum("cii->ci", K) - np.einsum("cij,cji->ci", K, EK)
     G = np.stack([state.factors.half_S(block) for block in EK])  # (C, n, n)
     blocks = np.einsum("aki,bki->iab", G, G)
@@ -274,9 +290,9 @@ def posterior_point_blocks(K, state: SoftmaxLaplace) -> np.ndarray:
 
 def posterior_class_covariances(K, state: SoftmaxLaplace) -> np.ndarray:
     """The diagonal class blocks V_cc of V = (K^-1 + W)^-1 (Cho eq. 12), shape (C, n, n)."""
-    EK = np.einsum("cij,cjk->cik", state.factors.E, K)
+    EK = state.factors.E @ K
     G = np.stack([state.factors.half_S(block) for block in EK])
-    return K - np.einsum("cij,cjk->cik", K, EK) + np.einsum("cki,ckj->cij", G, G)
+    return K - K @ EK + np.swapaxes(G, 1, 2) @ G
 
 
 # ------------------------------------------------------------------ evidence gradient
@@ -290,7 +306,7 @@ def evidence_gradient(X, covariance: SoftmaxCovariance, K, state: SoftmaxLaplace
     """
     factors, a, pi = state.factors, state.a, state.pi
     H = np.stack([factors.half_S(E_c) for E_c in factors.E])  # M^-1 E_c
-    R_diag = factors.E - np.einsum("cki,ckj->cij", H, H)  # R_cc = E_c - E_c S^-1 E_c
+    R_diag = factors.E - np.swapaxes(H, 1, 2) @ H  # R_cc = E_c - E_c S^-1 E_c
     u_s2 = _mode_sensitivity(K, state)
     weights = 0.5 * (a[:, :, None] * a[:, None, :] - R_diag) + u_s2[:, :, None] * a[:, None, :]
     return covariance.contract(X, weights)
@@ -322,7 +338,7 @@ def latent_predictive(state: SoftmaxLaplace, cross, prior_variance, Y):
     ``prior_variance`` k_c(x_*, x_*) of shape (C, m).
     """
     mean = np.einsum("cmn,cn->mc", cross, Y - state.pi)
-    EQ = np.einsum("cij,cmj->cim", state.factors.E, cross)  # E_c K_*c, (C, n, m)
+    EQ = state.factors.E @ np.swapaxes(cross, 1, 2)  # E_c K_*c, (C, n, m)
     G = np.stack([state.factors.half_S(block) for block in EQ])
     cov = np.einsum("akm,bkm->mab", G, G)
     own = prior_variance - np.einsum("cmn,cnm->cm", cross, EQ)
@@ -339,10 +355,12 @@ def mc_class_probabilities(mean, cov, n_draws=1000, random_state=None) -> np.nda
     the seed: the same point gets the same probabilities in any batch. Square roots of the
     C x C covariances come from their eigendecompositions (negative rounding clipped).
     """
-    rng = check_random_state(random_state)
-    C = mean.shape[1]
-    z = rng.standard_normal((n_draws, C))
+    z = check_random_state(random_state).standard_normal((n_draws, mean.shape[1]))
+    return softmax(gaussian_draws(mean, cov, z), axis=2).mean(axis=1)
+
+
+def gaussian_draws(mean, cov, z) -> np.ndarray:
+    """mean_m + cov_m^1/2 z_s for m points and S standard normal vectors, shape (m, S, C)."""
     values, vectors = np.linalg.eigh(cov)
     roots = vectors * np.sqrt(np.clip(values, 0.0, None))[:, None, :]  # (m, C, C)
-    draws = mean[:, None, :] + np.einsum("mab,sb->msa", roots, z)  # (m, S, C)
-    return softmax(draws, axis=2).mean(axis=1)
+    return mean[:, None, :] + z @ np.swapaxes(roots, 1, 2)
