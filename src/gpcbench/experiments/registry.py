@@ -108,6 +108,7 @@ METHOD_MODULES = (
     "gpcbench.experiments.methods.svm",
     "gpcbench.experiments.methods.ep",
     "gpcbench.experiments.methods.ep_multiclass",
+    "gpcbench.experiments.methods.laplace_softmax",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)
