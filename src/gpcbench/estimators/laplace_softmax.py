@@ -76,7 +76,8 @@ class _SoftmaxLaplaceBase(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class of largest Monte Carlo probability (Cho eq. 29)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        index = np.argmax(self.predict_proba(X), axis=1)
+        return self.classes_[index]
 
 
 class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
@@ -118,7 +119,7 @@ class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
     converged_ : bool
         Optimiser success and convergence of the final Newton run.
     n_iter_ : int
-        L-BFGS-B iterations (0 when fixed).
+        Laplace fits (evidence evaluations) of MPL; 1 when fixed.
     trace_ : list of dict
         Log posterior and log evidence per L-BFGS-B iteration.
     covariance_ : SoftmaxCovariance
@@ -162,7 +163,7 @@ class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
             return softmax_mpl(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
         state = laplace_mode(covariance.matrices(X), Y)
         return LearningResult(covariance, state, [{"iteration": 0, "log_evidence": state.log_evidence}],
-                      state.converged, 0)
+                              state.converged, 1)
 
 
 class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):

@@ -87,7 +87,8 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
     -------
     LearningResult
         ``trace`` has one entry per L-BFGS-B iteration (log posterior and log evidence);
-        ``converged`` is the optimiser's success and the final Newton run's convergence.
+        ``converged`` is the optimiser's success and the final Newton run's convergence;
+        ``n_iter`` counts the evidence evaluations (Laplace fits) of the optimiser.
     """
     objective = penalised_objective(X, Y, covariance, prior)
     start = np.clip(covariance.log_params[covariance.learned_mask()], *LOG_BOUNDS)
@@ -105,4 +106,4 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
     fitted = covariance.with_learned(result.x)
     state = laplace_mode(fitted.matrices(X), Y)
     return LearningResult(fitted, state, trace, bool(result.success and state.converged),
-                          int(result.nit))
+                          int(result.nfev))
