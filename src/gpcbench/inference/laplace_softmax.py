@@ -42,6 +42,7 @@ from gpcbench.covariance import Covariance
 NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (Cho eq. 9)
 NEWTON_MAX_ITER = 100
 MAX_HALVINGS = 30  # step halvings when a full Newton step lowers Psi
+MC_BATCH_VALUES = 2**22  # latent draws held in memory at once when predicting
 
 
 # ------------------------------------------------------------------ class covariances
@@ -277,9 +278,8 @@ def posterior_point_blocks(K, state: SoftmaxLaplace) -> np.ndarray:
     V = K - K (K + W^-1)^-1 K, so V_i[a, b] = delta_ab (K_a - K_a E_a K_a)_ii + (G_a^T G_b)_ii
     with G_a = M^-1 E_a K_a (O(C n^3), never (Cn)^3).
     """
-    EK = state.factors.E @ K
+    EK, G = _posterior_factors(K, state)
     own = np.einsum("cii->ci", K) - np.einsum("cij,cji->ci", K, EK)
-    G = np.stack([state.factors.half_S(block) for block in EK])  # (C, n, n)
     blocks = np.einsum("aki,bki->iab", G, G)
     blocks[:, np.arange(K.shape[0]), np.arange(K.shape[0])] += own.T
     return blocks
@@ -287,9 +287,14 @@ def posterior_point_blocks(K, state: SoftmaxLaplace) -> np.ndarray:
 
 def posterior_class_covariances(K, state: SoftmaxLaplace) -> np.ndarray:
     """The diagonal class blocks V_cc of V = (K^-1 + W)^-1 (Cho eq. 12), shape (C, n, n)."""
-    EK = state.factors.E @ K
-    G = np.stack([state.factors.half_S(block) for block in EK])
+    EK, G = _posterior_factors(K, state)
     return K - K @ EK + np.swapaxes(G, 1, 2) @ G
+
+
+def _posterior_factors(K, state: SoftmaxLaplace):
+    """E_c K_c and G_c = M^-1 E_c K_c for every class, each of shape (C, n, n)."""
+    EK = state.factors.E @ K
+    return EK, np.stack([state.factors.half_S(block) for block in EK])
 
 
 # ------------------------------------------------------------------ evidence gradient
@@ -349,11 +354,15 @@ def mc_class_probabilities(mean, cov, n_draws=1000, random_state=None) -> np.nda
 
     One set of ``n_draws`` standard normal vectors is drawn and shared by all test points
     (common random numbers), so each point's estimate depends only on its own Gaussian and
-    the seed: the same point gets the same probabilities in any batch. Square roots of the
+    the seed: the same point gets the same probabilities in any batch (points are processed
+    in batches of at most MC_BATCH_VALUES draws' values). Square roots of the
     C x C covariances come from their eigendecompositions (negative rounding clipped).
     """
     z = check_random_state(random_state).standard_normal((n_draws, mean.shape[1]))
-    return softmax(gaussian_draws(mean, cov, z), axis=2).mean(axis=1)
+    batch = max(1, MC_BATCH_VALUES // z.size)  # points per batch, bounds the draws' memory
+    parts = [softmax(gaussian_draws(mean[i:i + batch], cov[i:i + batch], z), axis=2).mean(axis=1)
+             for i in range(0, len(mean), batch)]
+    return np.concatenate(parts)
 
 
 def gaussian_draws(mean, cov, z) -> np.ndarray:
