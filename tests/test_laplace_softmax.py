@@ -246,10 +246,13 @@ def test_laplace_em_m_steps_raise_the_bound():
 
 
 def test_laplace_em_bound_is_non_decreasing_over_iterations():
-    """The full sequence F(q_t, Theta_t): expected to rise, but a Laplace E-step does not
-    maximise F over q, so this is an empirical property on this problem, not a theorem."""
+    """The full sequence F(q_t, Theta_t) on this problem (it rises for 40 iterations here).
+
+    Not a theorem: a Laplace E-step does not maximise F over q. On Cho et al.'s 4-class
+    mixture (160 points, default start) F peaks at iteration 9 and then falls in 90 of the
+    remaining 91 iterations while the M-step gains stay positive (measured, see the report)."""
     X, Y, cov = _problem(n=30, seed=12)
-    bounds = [entry["lower_bound"] for entry in laplace_em(X, Y, cov, max_iter=6).trace]
+    bounds = [entry["lower_bound"] for entry in laplace_em(X, Y, cov, max_iter=10).trace]
     assert np.all(np.diff(bounds) >= -1e-6), np.diff(bounds)
 
 
