@@ -249,8 +249,8 @@ def test_laplace_em_bound_is_non_decreasing_over_iterations():
     """The full sequence F(q_t, Theta_t) on this problem (it rises for 40 iterations here).
 
     Not a theorem: a Laplace E-step does not maximise F over q. On Cho et al.'s 4-class
-    mixture (160 points, default start) F peaks at iteration 9 and then falls in 90 of the
-    remaining 91 iterations while the M-step gains stay positive (measured, see the report)."""
+    mixture (160 points, default start) F peaks at iteration 9 and falls at 90 of the 100
+    iterations, while every M-step gain stays positive (measured, see the report)."""
     X, Y, cov = _problem(n=30, seed=12)
     bounds = [entry["lower_bound"] for entry in laplace_em(X, Y, cov, max_iter=10).trace]
     assert np.all(np.diff(bounds) >= -1e-6), np.diff(bounds)
