@@ -9,6 +9,10 @@
   Gibbs & MacKay's (2000) variational lower or upper evidence bound (GPC-VL / GPC-VU rows).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
   formulation (section 4).
+* :class:`SoftmaxLaplaceGaussianProcessClassifier`: multiclass softmax GPC with Laplace's
+  approximation and MPL hyperparameters (Williams & Barber 1998, sec. 4).
+* :class:`LaplaceEMGaussianProcessClassifier`: the same model learned by Laplace-EM (Cho, Kim &
+  Park 2015).
 
 Each estimator lives in the module of its method family; this module only gathers them, so
 adding an estimator here changes no method's code hash (no fold job reruns).
@@ -20,14 +24,20 @@ from gpcbench.estimators.ep import (
     gpc_ep_variant,
 )
 from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
+from gpcbench.estimators.laplace_softmax import (
+    LaplaceEMGaussianProcessClassifier,
+    SoftmaxLaplaceGaussianProcessClassifier,
+)
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
 
 __all__ = [
     "EPGaussianProcessClassifier",
     "EPGaussianProcessRegressor",
+    "LaplaceEMGaussianProcessClassifier",
     "LaplaceGaussianProcessClassifier",
     "MulticlassEPGaussianProcessClassifier",
+    "SoftmaxLaplaceGaussianProcessClassifier",
     "VariationalGaussianProcessClassifier",
     "gpc_ep_variant",
 ]

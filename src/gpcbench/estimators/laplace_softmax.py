@@ -1,0 +1,209 @@
+"""Softmax Laplace GP classifiers (scikit-learn API); import them from :mod:`gpcbench.models`.
+
+* :class:`SoftmaxLaplaceGaussianProcessClassifier`: Williams & Barber (1998) sec. 4 / app. C,
+  hyperparameters by maximum penalised likelihood (W&B sec. 5.2) or fixed.
+* :class:`LaplaceEMGaussianProcessClassifier`: Cho, Kim & Park (2015), Laplace-EM.
+
+Both put one covariance of eq. 13 (Kim & Ghahramani 2006; W&B eq. 4 with theta1 = v1 and a
+fixed jitter theta2) on every class (W&B eq. 12, Cho eq. 3), separate per class by default,
+and predict by averaging the softmax over ``n_draws`` draws of the Gaussian latent predictive
+(W&B sec. 4; Cho eqs. 23-29), seeded by ``random_state``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.inference.laplace_softmax import (
+    SoftmaxCovariance,
+    laplace_mode,
+    latent_predictive,
+    mc_class_probabilities,
+)
+from gpcbench.learning.laplace_em import laplace_em
+from gpcbench.learning.mpl import LearningResult, softmax_mpl
+
+HYPERPARAMETER_LEARNING = ("mpl", "fixed")
+
+
+class _SoftmaxLaplaceBase(ClassifierMixin, BaseEstimator):
+    """Validation, class coding, fitted attributes and prediction shared by both estimators."""
+
+    def _initial_covariance(self, n_features: int, n_classes: int) -> SoftmaxCovariance:
+        base = _EPGaussianProcess._covariance(self, n_features)  # eq. 13, as for EP
+        return SoftmaxCovariance((base,) * (1 if self.shared_hyperparameters else n_classes),
+                                 n_classes)
+
+    def fit(self, X, y):
+        """Fit the Laplace approximation and, unless fixed, the hyperparameters."""
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        self.classes_, index = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError("Classifier can't train when only one class is present.")
+        Y = np.eye(self.classes_.size)[index].T  # one-hot, (C, n)
+        result = self._learn(X, Y, self._initial_covariance(X.shape[1], self.classes_.size))
+        self.X_train_, self.Y_train_ = X, Y
+        self.covariance_, self.laplace_ = result.covariance, result.laplace
+        self.hyperparameters_ = [cov.to_dict() for cov in result.covariance.per_class()]
+        self.log_evidence_ = float(result.laplace.log_evidence)
+        self.converged_, self.n_iter_, self.trace_ = result.converged, result.n_iter, result.trace
+        return self
+
+    def latent_predictive(self, X):
+        """Mean (m, C) and covariance (m, C, C) of the latent values at X (Cho eqs. 25-28)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        cov = self.covariance_
+        return latent_predictive(self.laplace_, cov.cross(X, self.X_train_), cov.diag(X),
+                                 self.Y_train_)
+
+    def predict_proba(self, X):
+        """E[softmax(f_*)] by Monte Carlo over ``n_draws`` draws (W&B sec. 4; Cho eq. 29)."""
+        mean, cov = self.latent_predictive(X)
+        return mc_class_probabilities(mean, cov, self.n_draws, self.random_state)
+
+    def predict(self, X):
+        """The class of largest Monte Carlo probability (Cho eq. 29)."""
+        index = np.argmax(self.predict_proba(X), axis=1)
+        return self.classes_[index]
+
+
+class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
+    """Multiclass GPC with the softmax likelihood and Laplace's approximation (W&B 1998).
+
+    Parameters
+    ----------
+    theta0, theta1, theta2 : float, default=1.0, 0.05, 1e-3
+        Starting signal variance (W&B v0; log v0 initialised to 0, sec. 5), bias (v1) and
+        fixed jitter of every class's covariance (eq. 13 of Kim & Ghahramani 2006).
+    inverse_lengthscale : float or array-like, default=exp(-2)
+        Starting w_l (log w_l initialised to -2, W&B sec. 5).
+    ard : bool, default=False
+        One inverse lengthscale per feature (W&B eq. 4 has one per feature).
+    discrete_features : array-like of bool or int, default=None
+        Features using the 1 - delta distance (eq. 14 of Kim & Ghahramani 2006).
+    hyperparameter_learning : {"mpl", "fixed"}, default="mpl"
+        Maximum penalised likelihood with Gaussian priors N(-3, 3^2) on the log
+        hyperparameters (W&B sec. 5.2), or keep the starting values.
+    shared_hyperparameters : bool, default=False
+        One covariance for all classes; False gives each class its own (W&B sec. 4).
+    n_draws : int, default=1000
+        Monte Carlo draws per prediction (W&B sec. 4).
+    random_state : int, RandomState or None, default=None
+        Seeds the prediction draws.
+    max_iter : int, default=100
+        L-BFGS-B iterations of MPL.
+    tol : float, default=1e-5
+        L-BFGS-B projected-gradient tolerance of MPL.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+    hyperparameters_ : list of dict
+        Fitted theta0, theta1, theta2, inverse_lengthscale of every class (order of
+        ``classes_``).
+    log_evidence_ : float
+        Laplace approximate log q(y | X, theta) at the fitted values (without the prior).
+    converged_ : bool
+        Optimiser success and convergence of the final Newton run.
+    n_iter_ : int
+        Laplace fits (evidence evaluations) of MPL; 1 when fixed.
+    trace_ : list of dict
+        Log posterior and log evidence per L-BFGS-B iteration.
+    covariance_ : SoftmaxCovariance
+    laplace_ : SoftmaxLaplace
+        Mode, block factors and evidence of the final Laplace approximation.
+    X_train_, Y_train_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpcbench.models import SoftmaxLaplaceGaussianProcessClassifier
+    >>> X = np.array([[0.0], [0.5], [2.0], [2.5], [4.0], [4.5]])
+    >>> clf = SoftmaxLaplaceGaussianProcessClassifier(hyperparameter_learning="fixed",
+    ...     theta0=10.0, inverse_lengthscale=1.0, random_state=0)
+    >>> clf.fit(X, ["a", "a", "b", "b", "c", "c"]).predict([[0.2], [2.2], [4.2]]).tolist()
+    ['a', 'b', 'c']
+    """
+
+    def __init__(self, theta0=1.0, theta1=0.05, theta2=1e-3, inverse_lengthscale=np.exp(-2.0),
+                 ard=False, discrete_features=None, *, hyperparameter_learning="mpl",
+                 shared_hyperparameters=False, n_draws=1000, random_state=None, max_iter=100,
+                 tol=1e-5):
+        self.theta0 = theta0
+        self.theta1 = theta1
+        self.theta2 = theta2
+        self.inverse_lengthscale = inverse_lengthscale
+        self.ard = ard
+        self.discrete_features = discrete_features
+        self.hyperparameter_learning = hyperparameter_learning
+        self.shared_hyperparameters = shared_hyperparameters
+        self.n_draws = n_draws
+        self.random_state = random_state
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _learn(self, X, Y, covariance):
+        if self.hyperparameter_learning not in HYPERPARAMETER_LEARNING:
+            raise ValueError(f"hyperparameter_learning must be one of {HYPERPARAMETER_LEARNING},"
+                             f" got {self.hyperparameter_learning!r}")
+        if self.hyperparameter_learning == "mpl":
+            return softmax_mpl(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
+        state = laplace_mode(covariance.matrices(X), Y)
+        return LearningResult(covariance, state, [{"iteration": 0, "log_evidence": state.log_evidence}],
+                              state.converged, 1)
+
+
+class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
+    """Multiclass softmax GPC learned by Laplace-EM (Cho, Kim & Park 2015).
+
+    Parameters
+    ----------
+    theta0, theta1, theta2, inverse_lengthscale, ard, discrete_features, shared_hyperparameters
+        As for :class:`SoftmaxLaplaceGaussianProcessClassifier` (theta0, theta1 and the
+        inverse lengthscales are learned; theta2 is a fixed jitter).
+    n_draws : int, default=1000
+        Monte Carlo draws per prediction (Cho eq. 29).
+    max_iter : int, default=100
+        EM iterations (M-steps) at most.
+    tol : float, default=1e-3
+        EM stops when the bound of eq. 19 changes by less than this.
+    random_state : int, RandomState or None, default=None
+        Seeds the prediction draws.
+
+    Attributes
+    ----------
+    classes_, hyperparameters_, log_evidence_, covariance_, laplace_, X_train_, Y_train_,
+    n_features_in_
+        As for :class:`SoftmaxLaplaceGaussianProcessClassifier`.
+    converged_ : bool
+        The bound met ``tol`` before ``max_iter`` and the last Newton run converged.
+    n_iter_ : int
+        M-steps performed.
+    trace_ : list of dict
+        Per E-step: iteration, log_evidence, lower_bound (eq. 19), m_step_gain,
+        newton_iterations (:func:`gpcbench.learning.laplace_em.laplace_em`).
+    """
+
+    def __init__(self, theta0=1.0, theta1=0.05, theta2=1e-3, inverse_lengthscale=np.exp(-2.0),
+                 ard=False, discrete_features=None, *, shared_hyperparameters=False,
+                 n_draws=1000, max_iter=100, tol=1e-3, random_state=None):
+        self.theta0 = theta0
+        self.theta1 = theta1
+        self.theta2 = theta2
+        self.inverse_lengthscale = inverse_lengthscale
+        self.ard = ard
+        self.discrete_features = discrete_features
+        self.shared_hyperparameters = shared_hyperparameters
+        self.n_draws = n_draws
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def _learn(self, X, Y, covariance):
+        return laplace_em(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
