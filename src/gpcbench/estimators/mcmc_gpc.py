@@ -255,12 +255,13 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False)
         draws = np.random.default_rng(self._predict_seed).standard_normal(
             (self.n_predictive_draws, self.latents_.shape[2], 1))
+        n_chains, n_kept, n_columns = self.samples_.shape
         total = 0.0
-        for x, F in zip(self.samples_.reshape(-1, self.samples_.shape[2]),
-                        self.latents_.reshape(-1, *self.latents_.shape[2:])):
+        for x, F in zip(self.samples_.reshape(n_chains * n_kept, n_columns),
+                        self.latents_.reshape(n_chains * n_kept, *self.latents_.shape[2:])):
             mean, variance = self._test_latents(x, F, X)
             total = total + self._average_likelihood(mean, variance, draws)
-        return total / (self.samples_.shape[0] * self.samples_.shape[1])
+        return total / (n_chains * n_kept)
 
     def _test_latents(self, x, F, X):
         """GP conditional mean and variance of the test latents given F, each (J, m)."""
@@ -287,7 +288,8 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The most probable class."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _summary(draws, names) -> dict:
