@@ -102,7 +102,7 @@ def test_hmc_with_latents_fixed_samples_the_exact_conditional():
     learned = np.array([True, False, False, False])
     conditional = HyperConditional(Covariance(1.0, 0.05, 0.0, 0.5), X, learned,
                                    np.zeros(1, int), GaussianLogPrior(), 0.1)
-    settings = SweepSettings(n_samples=2000, burn_in=0.1, thin=2, n_latent_updates=0,
+    settings = SweepSettings(n_samples=1500, burn_in=0.1, thin=2, n_latent_updates=0,
                              n_leapfrog=4, step_size=0.5)
     chain = run_chain(conditional, lambda F: 0.0, np.array([0.0]), settings,
                       np.random.default_rng(4))
@@ -156,7 +156,7 @@ def test_predictive_close_to_laplace_hmc_when_hyperparameters_are_learned():
     X = _inputs(40, d=2, seed=5)
     y = np.where(X[:, 0] - X[:, 1] + 0.4 * np.random.default_rng(5).standard_normal(40) > 0, 1, 0)
     Xtest = _inputs(20, d=2, seed=6)
-    mcmc = MCMCGaussianProcessClassifier(ard=True, jitter=1e-3, n_samples=300,
+    mcmc = MCMCGaussianProcessClassifier(ard=True, jitter=1e-3, n_samples=200,
                                          n_latent_updates=10, random_state=0).fit(X, y)
     laplace = LaplaceGaussianProcessClassifier(ard=True, hyperparameter_learning="mpl").fit(X, y)
     difference = np.abs(mcmc.predict_proba(Xtest) - laplace.predict_proba(Xtest))[:, 1]

@@ -263,7 +263,7 @@ class SweepSettings:
 
     @property
     def n_burn(self) -> int:
-        return int(round(self.burn_in * self.n_samples))
+        return round(self.burn_in * self.n_samples)
 
 
 def run_chain(conditional: HyperConditional, log_likelihood, x0, settings: SweepSettings,
