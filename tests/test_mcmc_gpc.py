@@ -150,7 +150,7 @@ def test_predictive_matches_quadrature_with_fixed_hyperparameters():
     assert clf.converged_
 
 
-def test_predictive_close_to_laplace_hmc_when_hyperparameters_are_learned():
+def test_predictive_close_to_laplace_mpl_when_hyperparameters_are_learned():
     from gpcbench.models import LaplaceGaussianProcessClassifier
 
     X = _inputs(40, d=2, seed=5)
