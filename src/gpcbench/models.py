@@ -7,6 +7,8 @@
   HMC hyperparameters (Williams & Barber 1998).
 * :class:`VariationalGaussianProcessClassifier`: binary GPC with the logistic likelihood and
   Gibbs & MacKay's (2000) variational lower or upper evidence bound (GPC-VL / GPC-VU rows).
+* :class:`MCMCGaussianProcessClassifier`: binary or multiclass GPC with latents and
+  hyperparameters integrated by MCMC, Neal's method in Williams & Barber (1998).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
   formulation (section 4).
 * :class:`SoftmaxLaplaceGaussianProcessClassifier`: multiclass softmax GPC with Laplace's
@@ -28,6 +30,7 @@ from gpcbench.estimators.laplace_softmax import (
     LaplaceEMGaussianProcessClassifier,
     SoftmaxLaplaceGaussianProcessClassifier,
 )
+from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
 
@@ -36,6 +39,7 @@ __all__ = [
     "EPGaussianProcessRegressor",
     "LaplaceEMGaussianProcessClassifier",
     "LaplaceGaussianProcessClassifier",
+    "MCMCGaussianProcessClassifier",
     "MulticlassEPGaussianProcessClassifier",
     "SoftmaxLaplaceGaussianProcessClassifier",
     "VariationalGaussianProcessClassifier",

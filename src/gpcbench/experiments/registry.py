@@ -115,6 +115,7 @@ METHOD_MODULES = (
     "gpcbench.experiments.methods.variational",
     "gpcbench.experiments.methods.laplace",
     "gpcbench.experiments.methods.laplace_softmax",
+    "gpcbench.experiments.methods.mcmc_gpc",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)

@@ -1,0 +1,28 @@
+"""Fully MCMC GPC row "Gaussian Process (Neal's method)" of Williams & Barber (1998), Tables 1-3.
+
+W&B ran Neal's fbm code (Appendix E); here the same model class is sampled by
+:class:`~gpcbench.estimators.mcmc_gpc.MCMCGaussianProcessClassifier`: logistic likelihood
+(softmax for glass, one latent function per class with shared hyperparameters as in Neal's
+code), one inverse lengthscale per feature, no latent noise, Neal's jitter 0.1, W&B's
+N(-3, 3^2) log-hyperparameter priors (fbm used Gamma priors) and W&B's initial values. The
+config's method options (n_samples, n_latent_updates, ...) are passed to the estimator.
+"""
+
+from gpcbench.experiments.registry import MethodSpec, register
+
+
+def factory(ctx):
+    from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
+
+    return MCMCGaussianProcessClassifier(
+        ard=True, discrete_features=[kind == "discrete" for kind in ctx.feature_types],
+        random_state=ctx.seed, **ctx.options)
+
+
+MCMC_MODULES = ("gpcbench.covariance", "gpcbench.laplace_likelihoods", "gpcbench.learning.hmc",
+                "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics", "gpcbench.mcmc.gp_latent",
+                "gpcbench.estimators.ep", "gpcbench.estimators.laplace",
+                "gpcbench.estimators.mcmc_gpc")
+
+register(MethodSpec(name="gpc-mcmc", label="Gaussian Process (Neal's method)", factory=factory,
+                    modules=MCMC_MODULES))
