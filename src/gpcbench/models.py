@@ -7,6 +7,9 @@
   HMC hyperparameters (Williams & Barber 1998).
 * :class:`VariationalGaussianProcessClassifier`: binary GPC with the logistic likelihood and
   Gibbs & MacKay's (2000) variational lower or upper evidence bound (GPC-VL / GPC-VU rows).
+* :class:`FBGKMClassifier`, :class:`BGKMClassifier`, :class:`SGPCClassifier`: probit
+  generalized kernel models with a Silverman g-prior, sampled by reversible-jump MCMC, and the
+  sparse GP classifier built on the same chain (Zhang, Dai & Jordan 2011).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
   formulation (section 4).
 
@@ -19,11 +22,15 @@ from gpcbench.estimators.ep import (
     EPGaussianProcessRegressor,
     gpc_ep_variant,
 )
+from gpcbench.estimators.gkm import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
 
 __all__ = [
+    "BGKMClassifier",
+    "FBGKMClassifier",
+    "SGPCClassifier",
     "EPGaussianProcessClassifier",
     "EPGaussianProcessRegressor",
     "LaplaceGaussianProcessClassifier",
