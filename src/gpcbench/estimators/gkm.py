@@ -83,6 +83,11 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         self.jitter = jitter
         self.n_probe = n_probe
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
     def _validate(self):
         if not (self.thin >= 1 and 0 <= self.burn_in <= self.n_sweeps - self.thin
                 and self.n_chains >= 1 and self.k_max >= 1):
@@ -239,7 +244,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
 
 
 _PARAMETERS = """
