@@ -114,6 +114,7 @@ METHOD_MODULES = (
     "gpcbench.experiments.methods.ep_multiclass",
     "gpcbench.experiments.methods.variational",
     "gpcbench.experiments.methods.laplace",
+    "gpcbench.experiments.methods.gkm",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)
