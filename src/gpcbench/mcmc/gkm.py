@@ -449,7 +449,7 @@ def _buffers(n, k_max):
 
 
 @njit(cache=True)
-def _record(t, s, Kt, k, act, beta, theta, eta, g, c, probe, out):
+def _record(t, Kt, k, act, beta, theta, eta, g, c, probe, out):
     trace, kept_act, kept_coef, kept_c, kept_theta, kept_hyp, kept_probe = out
     kept_act[t, :] = -1
     kept_act[t, :k] = act[:k]
@@ -513,7 +513,7 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
         out[0][t, 0], out[0][t, 1], out[0][t, 2], out[0][t, 3] = beta[0], g, eta, k
         kept = t - burn_in
         if kept >= 0 and (kept + 1) % thin == 0:
-            _record(kept // thin, s, Kt, k, act, beta, theta, eta, g, c, probe, out)
+            _record(kept // thin, Kt, k, act, beta, theta, eta, g, c, probe, out)
         ss = _dot(s, s, n)
         if flags[1]:  # step (b): eta | u, g | beta, then refactor Upsilon
             eta = draw_eta(beta[0], a_eta, b_eta)
