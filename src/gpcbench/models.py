@@ -9,6 +9,9 @@
   Gibbs & MacKay's (2000) variational lower or upper evidence bound (GPC-VL / GPC-VU rows).
 * :class:`MCMCGaussianProcessClassifier`: binary or multiclass GPC with latents and
   hyperparameters integrated by MCMC, Neal's method in Williams & Barber (1998).
+* :class:`FBGKMClassifier`, :class:`BGKMClassifier`, :class:`SGPCClassifier`: probit
+  generalized kernel models with a Silverman g-prior, sampled by reversible-jump MCMC, and the
+  sparse GP classifier built on the same chain (Zhang, Dai & Jordan 2011).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
   formulation (section 4).
 * :class:`SoftmaxLaplaceGaussianProcessClassifier`: multiclass softmax GPC with Laplace's
@@ -25,6 +28,7 @@ from gpcbench.estimators.ep import (
     EPGaussianProcessRegressor,
     gpc_ep_variant,
 )
+from gpcbench.estimators.gkm import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
 from gpcbench.estimators.laplace_softmax import (
     LaplaceEMGaussianProcessClassifier,
@@ -35,6 +39,9 @@ from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
 
 __all__ = [
+    "BGKMClassifier",
+    "FBGKMClassifier",
+    "SGPCClassifier",
     "EPGaussianProcessClassifier",
     "EPGaussianProcessRegressor",
     "LaplaceEMGaussianProcessClassifier",

@@ -116,6 +116,7 @@ METHOD_MODULES = (
     "gpcbench.experiments.methods.laplace",
     "gpcbench.experiments.methods.laplace_softmax",
     "gpcbench.experiments.methods.mcmc_gpc",
+    "gpcbench.experiments.methods.gkm",
 )
 for _module in METHOD_MODULES:
     importlib.import_module(_module)

@@ -1,0 +1,63 @@
+"""Sweeps per second of the FBGKM sampler (Zhang, Dai & Jordan 2011, section 3.2) on one core.
+
+Runs one chain of :func:`gpcbench.mcmc.gkm.run_chain` (steps a-c, fixed kernel width) on
+synthetic data of the paper's sizes (n, k_max) = (300, 100), (500, 200), (2000, 200) and p = 60,
+starting from n_gamma = k_max (Table 7: chains sit near k_max) and prints sweeps per second and
+the implied time of 10,000 sweeps beside the paper's reported FBGKM times for data sets of the
+same n and k_max (config/published/zhang2011_table3.csv, table11.csv: whole runs, Matlab on a
+2.8 GHz Pentium 4, including prediction). Usage: PYTHONPATH=src python benchmarks/bench_mcmc.py
+"""
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from gpcbench.estimators.gkm import mean_distance
+from gpcbench.mcmc.gkm import run_chain
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published"
+SIZES = {(300, 100): ["Letters (A vs. B)", "Letters (A vs. C)"],
+         (500, 200): ["USPS (0 vs. 1)", "USPS (0 vs. 9)", "NewsGroups"],
+         (2000, 200): ["Splice"]}
+
+
+def sweeps_per_second(n, k_max, n_sweeps, p=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] + X[:, 1] ** 2 - 1 + 0.5 * rng.normal(size=n) > 0).astype(np.int64)
+    s = np.where(y > 0, 1.0, -1.0)
+    act = rng.choice(n, k_max, replace=False).astype(np.int64)
+    params = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, 1e-6, 0.2])
+    out = (np.zeros((n_sweeps, 4)), np.zeros((0, k_max), dtype=np.int64),
+           np.zeros((0, k_max + 1)), np.zeros((0, k_max + 1)), np.zeros((0, 1)),
+           np.zeros((0, 2)), np.zeros((0, 1)))
+    args = (X, y, s, act, k_max, np.array([mean_distance(X)]), np.array([[0.1], [1e3]]),
+            params, k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, n_sweeps, 1]),
+            np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
+    start = time.perf_counter()
+    run_chain(*args)
+    return n_sweeps / (time.perf_counter() - start), out[0][:, 3].mean()
+
+
+def published_seconds(datasets):
+    rows = pd.concat([pd.read_csv(PUBLISHED / f) for f in ("zhang2011_table3.csv",
+                                                            "zhang2011_table11.csv")])
+    rows = rows[(rows["method"] == "FBGKM") & rows["dataset"].isin(datasets)]
+    return ", ".join(f"{r.dataset} {r.time_s:.0f} s" for r in rows.itertuples())
+
+
+def main():
+    sweeps_per_second(50, 10, 5)  # compile
+    print(f"{'n':>6} {'k_max':>6} {'mean n_gamma':>13} {'sweeps/s':>9} {'10k sweeps':>11}  paper (FBGKM)")
+    for (n, k_max), datasets in SIZES.items():
+        rate, n_gamma = sweeps_per_second(n, k_max, max(200, 300_000 // n))
+        print(f"{n:>6} {k_max:>6} {n_gamma:>13.1f} {rate:>9.0f} {1e4 / rate:>9.1f} s  "
+              f"{published_seconds(datasets)}")
+
+
+if __name__ == "__main__":
+    with threadpool_limits(1):
+        main()

@@ -1,0 +1,327 @@
+"""FBGKM, BGKM and SGPC (Zhang, Dai & Jordan 2011) as scikit-learn classifiers. Import them
+from :mod:`gpcbench.models`.
+
+The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (section 3.2, appendix A); this module sets
+the paper's defaults (section 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha =
+b_alpha = 1, 10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean
+distance between training points), runs independent chains and averages the predictions over
+the kept sweeps (Bayesian model averaging, section 3.3):
+
+* FBGKM / BGKM: p(y* = 1) ~ 1/T sum_t Phi(u_t + k_gamma(x*)' beta_gamma,t);
+* SGPC (section 4.2): s* ~ N(m_t, v_t) given (s, gamma, u) with
+  m_t = u + k*' P^-1 K_gamma'(s - u 1), v_t = 1 + k*' P^-1 k*, P = g K_gammagamma + K_gamma'K_gamma
+  (the paper's expressions after Woodbury); p(y* = 1) averages P(s* > 0) = Phi(m_t / sqrt(v_t)),
+  the probability of the paper's draw of s* being positive (its Rao-Blackwellised value).
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.special import ndtr
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gpcbench.mcmc.cusum import brooks_burn_in
+from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
+from gpcbench.mcmc.gkm import MOVES, run_chain
+
+TRACED = ("u", "g", "eta", "n_gamma")
+
+
+def mean_distance(X, chunk: int = 512) -> float:
+    """Mean Euclidean distance over the pairs of rows of X (section 5.1's kernel width)."""
+    n = X.shape[0]
+    if n < 2:
+        return 1.0
+    sq = np.einsum("ij,ij->i", X, X)
+    total = 0.0
+    for start in range(0, n, chunk):
+        block = sq[start:start + chunk, None] + sq[None, :] - 2 * X[start:start + chunk] @ X.T
+        total += np.sqrt(np.maximum(block, 0.0)).sum()
+    return float(total / (n * (n - 1))) or 1.0
+
+
+def rbf(A, B, theta) -> np.ndarray:
+    """K(a, b) = exp(-sum_l (a_l - b_l)^2 / theta_l^2) (sections 3.1, 5.3)."""
+    A, B = A / theta, B / theta
+    sq = (np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :]
+          - 2 * A @ B.T)
+    return np.exp(-np.maximum(sq, 0.0))
+
+
+class _GKMClassifier(ClassifierMixin, BaseEstimator):
+    """Shared sampler driver; subclasses set ``_sparse`` (step (c)) and ``_gp`` (SGPC)."""
+
+    _sparse = True
+    _gp = False
+
+    def __init__(self, n_sweeps=10000, burn_in=5000, thin=5, k_max=200,
+                 kernel_width="mean_distance", ard=False, n_chains=2, random_state=None, *,
+                 a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=1.0, b_alpha=1.0,
+                 theta_step=0.2, theta_bounds=(0.01, 10.0), jitter=1e-6, n_probe=20):
+        self.n_sweeps = n_sweeps
+        self.burn_in = burn_in
+        self.thin = thin
+        self.k_max = k_max
+        self.kernel_width = kernel_width
+        self.ard = ard
+        self.n_chains = n_chains
+        self.random_state = random_state
+        self.a_eta = a_eta
+        self.b_eta = b_eta
+        self.a_g = a_g
+        self.b_g = b_g
+        self.a_alpha = a_alpha
+        self.b_alpha = b_alpha
+        self.theta_step = theta_step
+        self.theta_bounds = theta_bounds
+        self.jitter = jitter
+        self.n_probe = n_probe
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _validate(self):
+        if not (self.thin >= 1 and 0 <= self.burn_in <= self.n_sweeps - self.thin
+                and self.n_chains >= 1 and self.k_max >= 1):
+            raise ValueError("need thin >= 1, 0 <= burn_in <= n_sweeps - thin, n_chains >= 1 "
+                             "and k_max >= 1")
+        width = self.kernel_width
+        if not (width in ("mean_distance", "learn") or (isinstance(width, Real) and width > 0)):
+            raise ValueError("kernel_width must be 'mean_distance', 'learn' or a positive number")
+
+    def fit(self, X, y):
+        """Run ``n_chains`` chains of the section 3.2 sampler on (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), two classes
+
+        Returns
+        -------
+        self
+        """
+        self._validate()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y01 = np.unique(y, return_inverse=True)
+        if self.classes_.size != 2:
+            raise ValueError(f"Only binary classification is supported; got "
+                             f"{self.classes_.size} class(es)")
+        self.X_train_ = X
+        n, p = X.shape
+        width = mean_distance(X) if isinstance(self.kernel_width, str) else float(self.kernel_width)
+        self.kernel_width_ = width
+        k_max = min(self.k_max, n) if self._sparse else n
+        random_state = check_random_state(self.random_state)
+        seeds = random_state.randint(2**31 - 1, size=self.n_chains)
+        probe = np.sort(random_state.permutation(n)[: self.n_probe]).astype(np.int64)
+        runs = [self._chain(X, y01.astype(np.int64), width, k_max, probe, int(seed))
+                for seed in seeds]
+        self._collect(runs, k_max)
+        return self
+
+    def _chain(self, X, y, width, k_max, probe, seed):
+        n, p = X.shape
+        learn = self.kernel_width == "learn"
+        rng = np.random.default_rng(seed)
+        theta = np.full(p if self.ard else 1, width)
+        bounds = np.outer(self.theta_bounds, theta)
+        k = k_max // 2 if self._sparse else n
+        act = np.zeros(k_max, dtype=np.int64)
+        act[:k] = rng.choice(n, k, replace=False) if self._sparse else np.arange(n)
+        s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
+        params = np.array([1.0, 1.0, self.a_eta, self.b_eta, self.a_g, self.b_g, self.a_alpha,
+                           self.b_alpha, self.jitter, self.theta_step])
+        flags = np.array([1, 1, int(self._sparse), int(learn)], dtype=np.int64)
+        schedule = np.array([self.n_sweeps, self.burn_in, self.thin], dtype=np.int64)
+        n_kept = (self.n_sweeps - self.burn_in) // self.thin
+        out = (np.zeros((self.n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
+               np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
+               np.zeros((n_kept, theta.size)), np.zeros((n_kept, 2)),
+               np.zeros((n_kept, probe.size)))
+        counts = np.zeros((4, 2), dtype=np.int64)
+        run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, probe,
+                  int(rng.integers(2**31 - 1)), out, counts)
+        return out, counts
+
+    def _collect(self, runs, k_max):
+        traces = np.stack([out[0] for out, _ in runs])  # (chains, sweeps, 4)
+        kept = [np.concatenate([out[i] for out, _ in runs]) for i in range(1, 7)]
+        self.active_, self.coef_, self.aux_, self.theta_, self.hyper_, probe = kept
+        self.n_active_trace_ = traces[:, :, 3].astype(int)
+        rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
+        self.samples_ = {name: traces[:, rows, i] for i, name in enumerate(TRACED)}
+        counts = sum(c for _, c in runs)
+        self.acceptance_rates_ = {move: float(counts[i, 1] / counts[i, 0]) if counts[i, 0]
+                                  else float("nan") for i, move in enumerate(MOVES)}
+        probe = probe.reshape(len(runs), rows.size, -1)
+        self.diagnostics_ = self._diagnostics(traces, probe)
+        rhats = [self.diagnostics_[name]["rhat"] for name in TRACED]
+        rhats.append(self.diagnostics_["probe_probability"]["max_rhat"])
+        burn = self.diagnostics_["brooks_burn_in"]
+        self.converged_ = bool(np.nanmax(rhats + [1.0]) < 1.1 and burn <= self.burn_in)
+        self.n_iter_ = self.n_sweeps
+
+    def _diagnostics(self, traces, probe):
+        enough = probe.shape[1] >= 4
+        result = {}
+        for i, name in enumerate(TRACED):
+            kept = self.samples_[name]
+            ess = effective_sample_size(kept) if enough else float("nan")
+            # Brooks asks for ~independent draws: thin by the autocorrelation time in sweeps
+            step = max(1, round(self.thin * kept.size / ess)) if ess > 0 else self.thin
+            brooks = [brooks_burn_in(chain, thin=step) for chain in traces[:, :, i]]
+            result[name] = {"rhat": split_rhat(kept) if enough else float("nan"), "ess": ess,
+                            "brooks_burn_in": float(np.max(brooks)), "brooks_thin": step}
+        columns = range(probe.shape[2]) if enough else []
+        rhat = [split_rhat(probe[:, :, q]) for q in columns]
+        ess = [effective_sample_size(probe[:, :, q]) for q in columns]
+        result["probe_probability"] = {
+            "max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any() else float("nan"),
+            "min_ess": float(np.min(ess)) if ess else float("nan"),
+        }
+        result["brooks_burn_in"] = float(max(result[name]["brooks_burn_in"] for name in TRACED))
+        return result
+
+    def _positive_probability(self, X):
+        groups = np.unique(self.theta_, axis=0, return_inverse=True)[1].ravel()
+        total = np.zeros(X.shape[0])
+        for group in np.unique(groups):
+            draws = np.flatnonzero(groups == group)
+            theta = self.theta_[draws[0]]
+            union = np.unique(self.active_[draws][self.active_[draws] >= 0])
+            K_test = rbf(X, self.X_train_[union], theta)
+            for t in draws:
+                act = self.active_[t][self.active_[t] >= 0]
+                cols = np.searchsorted(union, act)
+                total += self._draw_probability(t, act, K_test[:, cols], theta)
+        return total / self.active_.shape[0]
+
+    def _draw_probability(self, t, act, K_test, theta):
+        u, beta = self.coef_[t, 0], self.coef_[t, 1:act.size + 1]
+        if not self._gp:
+            return ndtr(u + K_test @ beta)
+        K = rbf(self.X_train_, self.X_train_[act], theta)
+        P = self.hyper_[t, 0] * (K[act] + self.jitter * np.eye(act.size)) + K.T @ K
+        R = cholesky(P, lower=True)
+        a = cho_solve((R, True), self.aux_[t, 1:act.size + 1] - u * K.sum(axis=0))
+        V = solve_triangular(R, K_test.T, lower=True)
+        return ndtr((u + K_test @ a) / np.sqrt(1.0 + np.einsum("ij,ij->j", V, V)))
+
+    def predict_proba(self, X):
+        """Model-averaged class probabilities over the kept sweeps of all chains.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        p = np.clip(self._positive_probability(X), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """Class with the larger model-averaged probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
+
+
+_PARAMETERS = """
+    Parameters
+    ----------
+    n_sweeps : int, default=10000
+        MCMC sweeps per chain (section 5.1).
+    burn_in : int, default=5000
+        Sweeps discarded before the kept ones.
+    thin : int, default=5
+        Keep every ``thin``-th sweep after the burn-in (the paper's M = 5: T = 1,000 draws).
+    k_max : int, default=200
+        Largest number of active vectors (Table 1); capped at n.{k_max_note}
+    kernel_width : 'mean_distance', 'learn' or float, default='mean_distance'
+        theta of K(x, x') = exp(-|x - x'|^2 / theta^2): the mean Euclidean distance between
+        training points (section 5.1), a fixed number, or learned by random-walk
+        Metropolis-Hastings from the mean distance (section 3.2, the '+KL' rows of 5.3).
+    ard : bool, default=False
+        One width per feature (section 5.3) instead of one shared width.
+    n_chains : int, default=2
+        Independent chains; their kept draws are pooled.
+    random_state : int, RandomState instance or None, default=None
+    a_eta, b_eta, a_g, b_g : float, default=1, 0.1, 4, 0.1
+        eta ~ Ga(a_eta/2, b_eta/2), g ~ Ga(a_g/2, b_g/2) (shape, rate; section 5.1's values).
+    a_alpha, b_alpha : float, default=1, 1
+        Beta prior on the inclusion probability (eq. 10).
+    theta_step : float, default=0.2
+        Variance of the Gaussian random-walk proposal for theta.
+    theta_bounds : (float, float), default=(0.01, 10)
+        Uniform prior on each theta_l, as multiples of the mean distance.
+    jitter : float, default=1e-6
+        Added to the diagonal of K_gammagamma (its Moore-Penrose case of section 2.2).
+    n_probe : int, default=20
+        Training points whose Phi(u + k' beta) per kept sweep enters ``diagnostics_``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    kernel_width_ : float
+        The width theta starts from (the fixed width unless ``kernel_width='learn'``).
+    n_active_trace_ : ndarray of shape (n_chains, n_sweeps)
+        n_gamma after each sweep's step (a) (Figure 2).
+    samples_ : dict of ndarray of shape (n_chains, n_kept)
+        u, g, eta and n_gamma at the kept sweeps.
+    acceptance_rates_ : dict
+        Accepted / proposed birth, death, swap and theta moves (NaN if none proposed).
+    diagnostics_ : dict
+        Per traced quantity: split R-hat and ESS over the chains' kept draws and the Brooks
+        (1998) CUSUM burn-in (max over chains, in sweeps); ``probe_probability``: the largest
+        R-hat and smallest ESS of Phi(u + k_i' beta) over the probe points;
+        ``brooks_burn_in``: the largest burn-in estimate.
+    converged_ : bool
+        Every finite R-hat < 1.1 and the Brooks burn-in is within ``burn_in``.
+    n_iter_ : int
+        Sweeps per chain.
+    active_, coef_, aux_, theta_, hyper_ : ndarray
+        Per kept draw (chains pooled): active indices (-1 padded), (u, beta_gamma), K~'s,
+        kernel widths and (g, eta), the states the predictions average over.
+"""
+
+
+class FBGKMClassifier(_GKMClassifier):
+    __doc__ = ("Fully Bayesian generalized kernel model (Zhang, Dai & Jordan 2011, section 3): "
+               "probit GKM with a Silverman g-prior on a reversible-jump active set.\n"
+               + _PARAMETERS.format(k_max_note=""))
+
+
+class BGKMClassifier(_GKMClassifier):
+    __doc__ = ("BGKM (Zhang, Dai & Jordan 2011, section 5): the FBGKM sampler without step (c), "
+               "every training point active (n_gamma = n).\n"
+               + _PARAMETERS.format(k_max_note=" Ignored: BGKM keeps all n points active."))
+    _sparse = False
+
+
+class SGPCClassifier(_GKMClassifier):
+    __doc__ = ("Sparse GP classifier (Zhang, Dai & Jordan 2011, section 4): the FBGKM chain, "
+               "predicting by the subset-of-regressors GP predictive of s*.\n"
+               + _PARAMETERS.format(k_max_note=""))
+    _gp = True

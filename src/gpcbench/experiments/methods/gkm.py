@@ -1,0 +1,41 @@
+"""Zhang, Dai & Jordan (2011) rows: FBGKM, BGKM and SGPC (Tables 2, 10, 13).
+
+The paper's settings (section 5.1) are the estimators' defaults: probit link, Gaussian RBF
+kernel with width = the mean Euclidean distance between training points, a_eta = 1,
+b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1, 10,000 sweeps, 5,000 burn-in, every 5th
+sweep kept; here two independent chains (their 2 x 1,000 kept draws are pooled) and k_max = 200
+(capped at n). The config's method options are passed to the estimator (e.g. n_sweeps, k_max,
+n_chains).
+
+Resources (one core, benchmarks/bench_mcmc.py, per chain of 10,000 sweeps): FBGKM / SGPC about
+10 s at (n, k_max) = (300, 100), 50 s at (500, 200), 3 min at (2000, 200), growing as
+n k_max^2 (Adult2, n = 20,000: about half an hour per chain); SGPC's prediction refactors
+g K_gammagamma + K_gamma'K_gamma per kept draw (about the cost of 1,000 sweeps). BGKM has all n
+points active, O(n^3) per sweep: about 3 min per chain at n = 300 and 15 min at n = 500; run it
+on Table 2's data sets only. Memory: O(n k_max) per chain plus the kept draws (O(k_max) each).
+"""
+
+from gpcbench.experiments.registry import MethodSpec, register
+
+VARIANTS = {  # name -> (label, estimator class name)
+    "fbgkm": ("FBGKM", "FBGKMClassifier"),
+    "bgkm": ("BGKM", "BGKMClassifier"),
+    "sgpc": ("SGPC", "SGPCClassifier"),
+}
+
+
+def gkm(method):
+    def factory(ctx):
+        from gpcbench.estimators import gkm as estimators
+
+        cls = getattr(estimators, VARIANTS[method][1])
+        return cls(random_state=ctx.seed, **ctx.options)
+
+    return factory
+
+
+GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.cusum", "gpcbench.mcmc.diagnostics",
+               "gpcbench.estimators.gkm")
+
+for _method, (_label, _) in VARIANTS.items():
+    register(MethodSpec(name=_method, label=_label, factory=gkm(_method), modules=GKM_MODULES))

@@ -1,0 +1,531 @@
+"""Reversible-jump MCMC for Bayesian generalized kernel models (Zhang, Dai & Jordan 2011).
+
+Model (section 3.1): probit data augmentation s = u 1 + K_gamma beta_gamma + e, e ~ N(0, I);
+beta~_gamma = (u, beta_gamma')' ~ N(0, Sigma_gamma^-1) with Sigma_gamma = diag(eta, g K_gammagamma)
+(Silverman's g-prior on the active set gamma), g ~ Ga(a_g/2, b_g/2), eta ~ Ga(a_eta/2, b_eta/2)
+(shape, rate), the Beta-Bernoulli prior (10) on gamma and uniform priors on the kernel widths.
+K(x, x') = exp(-sum_l (x_l - x'_l)^2 / theta_l^2) (sections 3.1 and 5.3). K_gammagamma carries a
+jitter ``jitter * I`` wherever it appears (Sigma_gamma, the g update, SGPC's predictive), so
+that duplicated inputs (a singular K, the paper's Moore-Penrose case) keep the factors finite.
+
+One sweep (section 3.2), all in :func:`run_chain` (numba, no Python per sweep):
+
+(a) s by Holmes & Held's marginal Gibbs update (appendix A, algorithm 1), then
+    beta~ ~ N(Upsilon^-1 K~' s, Upsilon^-1) (eq. 9). With Upsilon = L L' the loop is run in
+    whitened coordinates: w_i = L^-1 K~_i', H_ii = |w_i|^2, K~_i b = w_i' z for z = L^-1 K~' s,
+    and algorithm 1's b <- b + (s_i - a) A(:, i) becomes z <- z + (s_i - a) w_i; so no n x n
+    (nor n x n_gamma) matrix is formed and beta~ = L'^-T (z + eps).
+(b) eta | u, g | beta_gamma by Gibbs (the two Gamma conditionals of section 3.2); theta by
+    a Gaussian random walk (variance ``theta_step``) accepted with p(s | gamma, eta, g, theta*)
+    / p(s | gamma, eta, g, theta) (eq. 8).
+(c) gamma by a birth, death or swap move with the acceptance ratios of section 3.2, b_k = d_k
+    = 0.3 for 0 < k < k_max, b_0 = 1, d_{k_max} = 1.
+
+p(s | gamma, eta, g) (eq. 8) is evaluated by eq. 11: s'Q^-1 s = s's - |L^-1 K~' s|^2 and
+log|Q| = -log eta - n_gamma log g - log|K_gammagamma| + log|Upsilon|, matrices of size
+n_gamma + 1 only. A move appends a row to the Cholesky factors of Upsilon and K_gammagamma
+(:func:`chol_append`) or deletes one by a rank-one update of the trailing block
+(:func:`chol_delete`): O(n_gamma^2) per proposal plus O(n n_gamma) for the new kernel column.
+Upsilon is refactorised once per sweep, after g and eta change.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: Counters of ``run_chain``: proposals and acceptances of birth, death, swap and theta.
+MOVES = ("birth", "death", "swap", "theta")
+
+
+@njit(cache=True, fastmath=True)
+def _dot(a, b, m):
+    acc = 0.0
+    for j in range(m):
+        acc += a[j] * b[j]
+    return acc
+
+
+@njit(cache=True)
+def cholesky_into(A, L, m):
+    """Lower Cholesky factor of A[:m, :m] into L[:m, :m]; False if not positive definite."""
+    for i in range(m):
+        for j in range(i + 1):
+            v = A[i, j] - _dot(L[i], L[j], j)
+            if i == j:
+                if v <= 0.0:
+                    return False
+                L[i, i] = math.sqrt(v)
+            else:
+                L[i, j] = v / L[j, j]
+    return True
+
+
+@njit(cache=True)
+def forward(L, m, b, out):
+    """Solve L[:m, :m] out = b[:m] (forward substitution)."""
+    for r in range(m):
+        out[r] = (b[r] - _dot(L[r], out, r)) / L[r, r]
+
+
+@njit(cache=True)
+def backward_t(L, m, b, out):
+    """Solve L[:m, :m]' out = b[:m] (back substitution with the transpose)."""
+    for r in range(m - 1, -1, -1):
+        acc = b[r]
+        for j in range(r + 1, m):
+            acc -= L[j, r] * out[j]
+        out[r] = acc / L[r, r]
+
+
+@njit(cache=True)
+def chol_append(L, m, v, c):
+    """Grow the factor of A (m x m) to that of [[A, v], [v', c]]; False if not PD."""
+    forward(L, m, v, L[m])
+    d2 = c - _dot(L[m], L[m], m)
+    if d2 <= 0.0:
+        return False
+    L[m, m] = math.sqrt(d2)
+    return True
+
+
+@njit(cache=True)
+def chol_delete(L, m, q):
+    """Factor of A (m x m) with row and column q removed, in L[:m-1, :m-1].
+
+    With L = [[L11, 0, 0], [l21', l22, 0], [L31, l32, L33]] the new factor is
+    [[L11, 0], [L31, T]] where T T' = L33 L33' + l32 l32' (a rank-one Cholesky update).
+    """
+    x = np.empty(m - q - 1)
+    for i in range(q + 1, m):
+        x[i - q - 1] = L[i, q]
+        for j in range(q):
+            L[i - 1, j] = L[i, j]
+        for j in range(q + 1, i + 1):
+            L[i - 1, j - 1] = L[i, j]
+    for t in range(m - q - 1):
+        d = q + t
+        r = math.hypot(L[d, d], x[t])
+        cs = r / L[d, d]
+        sn = x[t] / L[d, d]
+        L[d, d] = r
+        for i in range(t + 1, m - q - 1):
+            L[q + i, d] = (L[q + i, d] + sn * x[i]) / cs
+            x[i] = cs * x[i] - sn * L[q + i, d]
+
+
+@njit(cache=True)
+def kernel_column(X, xj, w, out):
+    """out_i = exp(-sum_l w_l (X_il - xj_l)^2), w_l = 1 / theta_l^2."""
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for l in range(X.shape[1]):
+            d = X[i, l] - xj[l]
+            acc += w[l] * d * d
+        out[i] = math.exp(-acc)
+
+
+@njit(cache=True)
+def truncated_normal(mean, sd, positive):
+    """Draw from N(mean, sd^2) restricted to > 0 (``positive``) or < 0.
+
+    Standardised bound a = -mean/sd (sign-flipped for < 0): plain rejection when a < 0.45,
+    else Robert's (1995) exponential proposal with the optimal rate (a + sqrt(a^2 + 4)) / 2.
+    """
+    mu = mean if positive else -mean
+    a = -mu / sd
+    if a < 0.45:
+        while True:
+            z = np.random.standard_normal()
+            if z > a:
+                break
+    else:
+        rate = 0.5 * (a + math.sqrt(a * a + 4.0))
+        while True:
+            z = a + np.random.exponential(1.0 / rate)
+            if np.random.random() <= math.exp(-0.5 * (z - rate) ** 2):
+                break
+    x = mu + sd * z
+    return x if positive else -x
+
+
+@njit(cache=True)
+def draw_eta(u, a_eta, b_eta):
+    """[eta | u] ~ Ga((a_eta + 1)/2, (b_eta + u^2)/2) (section 3.2; shape, rate)."""
+    return np.random.gamma(0.5 * (a_eta + 1.0), 2.0 / (b_eta + u * u))
+
+
+@njit(cache=True)
+def draw_g(quad, k, a_g, b_g):
+    """[g | beta] ~ Ga((a_g + n_gamma)/2, (b_g + beta' K_gammagamma beta)/2) (section 3.2)."""
+    return np.random.gamma(0.5 * (a_g + k), 2.0 / (b_g + quad))
+
+
+@njit(cache=True)
+def holmes_held(Kt, k1, L, z, s, y, w):
+    """Appendix A, algorithm 1 in whitened coordinates (see the module docstring)."""
+    for i in range(s.shape[0]):
+        forward(L, k1, Kt[i], w)
+        h = _dot(w, w, k1)
+        ratio = h / (1.0 - h)
+        mean = (1.0 + ratio) * _dot(w, z, k1) - ratio * s[i]
+        new = truncated_normal(mean, math.sqrt(1.0 + ratio), y[i] > 0)
+        delta = new - s[i]
+        s[i] = new
+        for j in range(k1):
+            z[j] += delta * w[j]
+
+
+@njit(cache=True)
+def log_det(L, m):
+    acc = 0.0
+    for i in range(m):
+        acc += math.log(L[i, i])
+    return 2.0 * acc
+
+
+@njit(cache=True)
+def log_marginal(k, eta, g, ld_K, ld_U, ss, z):
+    """log p(s | gamma, eta, g) of eq. 8 via eq. 11, without -n/2 log(2 pi)."""
+    log_det_q = -math.log(eta) - k * math.log(g) - ld_K + ld_U
+    return -0.5 * log_det_q - 0.5 * (ss - _dot(z, z, k + 1))
+
+
+@njit(cache=True)
+def log_prior_gamma(k, n, a_alpha, b_alpha):
+    """log p(gamma) of eq. 10 up to the constant -log Be(a_alpha, b_alpha)."""
+    return (math.lgamma(k + a_alpha) + math.lgamma(n - k + b_alpha)
+            - math.lgamma(n + a_alpha + b_alpha))
+
+
+@njit(cache=True)
+def move_probabilities(k, k_max):
+    """(b_k, d_k) of section 3.2."""
+    if k == 0:
+        return 1.0, 0.0
+    if k >= k_max:
+        return 0.0, 1.0
+    return 0.3, 0.3
+
+
+@njit(cache=True)
+def build_upsilon(G, Kgg, k, eta, g, U):
+    """Upsilon = K~'K~ + Sigma_gamma (eq. 9) into U[:k+1, :k+1]."""
+    for i in range(k + 1):
+        for j in range(i + 1):
+            U[i, j] = G[i, j]
+    U[0, 0] += eta
+    for i in range(k):
+        for j in range(i + 1):
+            U[i + 1, j + 1] += g * Kgg[i, j]
+
+
+@njit(cache=True)
+def refresh(G, Kgg, k, eta, g, c, U, L, LK, z):
+    """Refactor Upsilon and K_gammagamma; z = L^-1 c. Returns (log|Kgg|, log|Upsilon|)."""
+    build_upsilon(G, Kgg, k, eta, g, U)
+    if not cholesky_into(U, L, k + 1) or not cholesky_into(Kgg, LK, k):
+        raise ValueError("Upsilon or K_gammagamma is not positive definite; raise jitter")
+    forward(L, k + 1, c, z)
+    return log_det(LK, k), log_det(L, k + 1)
+
+
+@njit(cache=True)
+def remove_column(Kt, G, Kgg, act, pos, k, m):
+    """Drop active position m (K~ column m + 1) from the structural arrays."""
+    pos[act[m]] = -1
+    for p in range(m, k - 1):
+        act[p] = act[p + 1]
+        pos[act[p]] = p
+    for i in range(Kt.shape[0]):
+        for p in range(m + 1, k):
+            Kt[i, p] = Kt[i, p + 1]
+    _delete_sym(G, k + 1, m + 1)
+    _delete_sym(Kgg, k, m)
+
+
+@njit(cache=True)
+def _delete_sym(A, m, q):
+    for i in range(m):
+        for j in range(m):
+            if i != q and j != q:
+                A[i - (i > q), j - (j > q)] = A[i, j]
+
+
+@njit(cache=True)
+def add_column(Kt, G, Kgg, act, pos, k, j, kj, v, kjj, kgam, jitter):
+    """Append point j (kernel column kj, v = K~'kj, kgam = kj[act]) as active position k."""
+    act[k] = j
+    pos[j] = k
+    for i in range(Kt.shape[0]):
+        Kt[i, k + 1] = kj[i]
+    for p in range(k + 1):
+        G[k + 1, p] = v[p]
+        G[p, k + 1] = v[p]
+    G[k + 1, k + 1] = kjj
+    for p in range(k):
+        Kgg[k, p] = kgam[p]
+        Kgg[p, k] = kgam[p]
+    Kgg[k, k] = 1.0 + jitter
+
+
+@njit(cache=True)
+def _random_inactive(pos):
+    while True:
+        j = np.random.randint(pos.shape[0])
+        if pos[j] < 0:
+            return j
+
+
+@njit(cache=True)
+def _copy_factor(src, dst, m):
+    for i in range(m):
+        for j in range(i + 1):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True)
+def gamma_move(X, w, s, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, c, z, ld,
+               work, hyper, counts):
+    """Step (c): one birth, death or swap proposal. Returns the new n_gamma.
+
+    ``ld`` = [log|Kgg|, log|Upsilon|] (updated in place on acceptance); ``work`` holds the
+    proposal's buffers; ``hyper`` = (a_alpha, b_alpha, jitter).
+    """
+    n = s.shape[0]
+    a_alpha, b_alpha, jitter = hyper
+    L2, LK2, c2, z2, kj, v, kgam = work
+    b_k, d_k = move_probabilities(k, k_max)
+    r = np.random.random()
+    kind = 0 if r < b_k else (1 if r < b_k + d_k else 2)
+    counts[kind, 0] += 1
+    _copy_factor(L, L2, k + 1)
+    _copy_factor(LK, LK2, k)
+    c2[:k + 1] = c[:k + 1]
+    k2 = k
+    m = -1
+    if kind >= 1:  # death, or the death half of a swap
+        m = np.random.randint(k)
+        chol_delete(L2, k + 1, m + 1)
+        chol_delete(LK2, k, m)
+        c2[m + 1:k] = c[m + 2:k + 1]
+        k2 = k - 1
+    j = -1
+    kjj = 0.0
+    if kind != 1:  # birth, or the birth half of a swap
+        j = _random_inactive(pos)
+        kernel_column(X, X[j], w, kj)
+        _new_column(Kt, kj, act, k, m, v, kgam)
+        kjj = _dot(kj, kj, n)
+        if not chol_append(LK2, k2, kgam, 1.0 + jitter):
+            return k
+        ucol = v.copy()
+        for p in range(k2):
+            ucol[p + 1] += g * kgam[p]
+        if not chol_append(L2, k2 + 1, ucol, kjj + g * (1.0 + jitter)):
+            return k
+        c2[k2 + 1] = _dot(kj, s, n)
+        k2 += 1
+    forward(L2, k2 + 1, c2, z2)
+    ld_K2, ld_U2 = log_det(LK2, k2), log_det(L2, k2 + 1)
+    log_ratio = (log_marginal(k2, eta, g, ld_K2, ld_U2, ss, z2)
+                 - log_marginal(k, eta, g, ld[0], ld[1], ss, z)
+                 + log_prior_gamma(k2, n, a_alpha, b_alpha)
+                 - log_prior_gamma(k, n, a_alpha, b_alpha))
+    if kind == 0:
+        log_ratio += math.log(move_probabilities(k + 1, k_max)[1] * (n - k) / (b_k * (k + 1)))
+    elif kind == 1:
+        log_ratio += math.log(move_probabilities(k - 1, k_max)[0] * k / (d_k * (n - k + 1)))
+    if math.log(np.random.random()) >= log_ratio:
+        return k
+    counts[kind, 1] += 1
+    if m >= 0:
+        remove_column(Kt, G, Kgg, act, pos, k, m)
+    if j >= 0:
+        add_column(Kt, G, Kgg, act, pos, k2 - 1, j, kj, v, kjj, kgam, jitter)
+    _copy_factor(L2, L, k2 + 1)
+    _copy_factor(LK2, LK, k2)
+    c[:k2 + 1] = c2[:k2 + 1]
+    z[:k2 + 1] = z2[:k2 + 1]
+    ld[0], ld[1] = ld_K2, ld_U2
+    return k2
+
+
+@njit(cache=True)
+def _new_column(Kt, kj, act, k, m, v, kgam):
+    """v = K~'kj and kgam = kj[act] over the active set without position m (m < 0: none)."""
+    q = 0
+    for p in range(-1, k):
+        if p == m and m >= 0:
+            continue
+        acc = 0.0
+        for i in range(Kt.shape[0]):
+            acc += Kt[i, p + 1] * kj[i]
+        v[q] = acc
+        if p >= 0:
+            kgam[q - 1] = kj[act[p]]
+        q += 1
+
+
+@njit(cache=True)
+def kernel_block(X, act, k, w, Kt):
+    """K~ = [1, K(X, X[act])] into Kt[:, :k+1]."""
+    col = np.empty(X.shape[0])
+    Kt[:, 0] = 1.0
+    for p in range(k):
+        kernel_column(X, X[act[p]], w, col)
+        Kt[:, p + 1] = col
+
+
+@njit(cache=True)
+def gram(Kt, k, act, jitter, G, Kgg):
+    """G = K~'K~ and Kgg = K_gammagamma + jitter I from K~."""
+    n = Kt.shape[0]
+    for a in range(k + 1):
+        for b in range(a + 1):
+            acc = 0.0
+            for i in range(n):
+                acc += Kt[i, a] * Kt[i, b]
+            G[a, b] = acc
+            G[b, a] = acc
+    for a in range(k):
+        for b in range(k):
+            Kgg[a, b] = Kt[act[a], b + 1]
+        Kgg[a, a] += jitter
+
+
+@njit(cache=True)
+def _weights(theta, p):
+    """w_l = 1 / theta_l^2 for every feature (one shared theta or one per feature)."""
+    w = np.empty(p)
+    for l in range(p):
+        th = theta[0] if theta.shape[0] == 1 else theta[l]
+        w[l] = 1.0 / (th * th)
+    return w
+
+
+@njit(cache=True)
+def theta_move(X, s, ss, act, k, theta, bounds, step_sd, jitter, eta, g, arrays, proposal,
+               ld, counts):
+    """Random-walk MH on theta with p(s | gamma, eta, g, theta) (eq. 8) and uniform priors.
+
+    ``arrays`` = (Kt, G, Kgg, U, L, LK, c, z) (current state, overwritten on acceptance),
+    ``proposal`` the same buffers for theta*; ``bounds`` (2, q) the uniform priors' ends.
+    """
+    counts[3, 0] += 1
+    star = theta + step_sd * np.random.standard_normal(theta.shape[0])
+    for l in range(theta.shape[0]):
+        if star[l] <= bounds[0, l] or star[l] >= bounds[1, l]:
+            return
+    Kt, G, Kgg, U, L, LK, c, z = arrays
+    Kt2, G2, Kgg2, U2, L2, LK2, c2, z2 = proposal
+    kernel_block(X, act, k, _weights(star, X.shape[1]), Kt2)
+    gram(Kt2, k, act, jitter, G2, Kgg2)
+    for a in range(k + 1):
+        c2[a] = _dot(Kt2[:, a].copy(), s, s.shape[0])
+    ld_K2, ld_U2 = refresh(G2, Kgg2, k, eta, g, c2, U2, L2, LK2, z2)
+    log_ratio = (log_marginal(k, eta, g, ld_K2, ld_U2, ss, z2)
+                 - log_marginal(k, eta, g, ld[0], ld[1], ss, z))
+    if math.log(np.random.random()) >= log_ratio:
+        return
+    counts[3, 1] += 1
+    theta[:] = star
+    Kt[:, :k + 1] = Kt2[:, :k + 1]
+    for dst, src in ((G, G2), (Kgg, Kgg2), (L, L2), (LK, LK2)):
+        dst[:, :] = src
+    c[:] = c2
+    z[:] = z2
+    ld[0], ld[1] = ld_K2, ld_U2
+
+
+@njit(cache=True)
+def _buffers(n, k_max):
+    k1 = k_max + 1
+    return (np.zeros((n, k1)), np.zeros((k1, k1)), np.zeros((k_max, k_max)),
+            np.zeros((k1, k1)), np.zeros((k1, k1)), np.zeros((k_max, k_max)),
+            np.zeros(k1), np.zeros(k1))
+
+
+@njit(cache=True)
+def _record(t, Kt, k, act, beta, theta, eta, g, c, probe, out):
+    trace, kept_act, kept_coef, kept_c, kept_theta, kept_hyp, kept_probe = out
+    kept_act[t, :] = -1
+    kept_act[t, :k] = act[:k]
+    kept_coef[t, :] = 0.0
+    kept_coef[t, :k + 1] = beta[:k + 1]
+    kept_c[t, :] = 0.0
+    kept_c[t, :k + 1] = c[:k + 1]
+    kept_theta[t, :] = theta
+    kept_hyp[t, 0], kept_hyp[t, 1] = g, eta
+    for q in range(probe.shape[0]):
+        f = _dot(Kt[probe[q]], beta, k + 1)
+        kept_probe[t, q] = 0.5 * math.erfc(-f / math.sqrt(2.0))
+
+
+@njit(cache=True)
+def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, probe, seed,
+              out, counts):
+    """Run one chain of the section 3.2 sampler; returns the final s.
+
+    Parameters
+    ----------
+    X : (n, p) inputs; y : (n,) labels in {0, 1}; s : (n,) initial auxiliaries (updated).
+    act : (k_max,) int, initial active indices in act[:k]; theta : (q,) kernel widths (updated).
+    bounds : (2, q) uniform-prior ends for theta.
+    params : eta, g, a_eta, b_eta, a_g, b_g, a_alpha, b_alpha, jitter, theta_step (variance).
+    flags : update s (step a), update eta and g, update gamma (step c), learn theta.
+    schedule : n_sweeps, burn_in, thin; sweep t is kept when t >= burn_in and
+        (t + 1 - burn_in) % thin == 0.
+    probe : int indices of training points whose Phi(u + k_i' beta) is recorded.
+    out : trace (n_sweeps, 4) [u, g, eta, n_gamma] and, per kept sweep, the active indices
+        (-1 padded), beta~ = (u, beta), c = K~'s, theta, (g, eta) and the probe probabilities.
+    counts : (4, 2) proposals / acceptances of birth, death, swap, theta.
+    """
+    np.random.seed(seed)
+    n, p = X.shape
+    eta, g, a_eta, b_eta, a_g, b_g, a_alpha, b_alpha, jitter, theta_step = params
+    n_sweeps, burn_in, thin = schedule
+    pos = np.full(n, -1)
+    for q in range(k):
+        pos[act[q]] = q
+    Kt, G, Kgg, U, L, LK, c, z = _buffers(n, k_max)
+    proposal = _buffers(n if flags[3] else 1, k_max)
+    kernel_block(X, act, k, _weights(theta, p), Kt)
+    gram(Kt, k, act, jitter, G, Kgg)
+    for a in range(k + 1):
+        c[a] = _dot(Kt[:, a].copy(), s, n)
+    ld = np.empty(2)
+    ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
+    work = (np.zeros((k_max + 1, k_max + 1)), np.zeros((k_max, k_max)), np.zeros(k_max + 1),
+            np.zeros(k_max + 1), np.zeros(n), np.zeros(k_max + 1), np.zeros(k_max))
+    w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
+    hyper = (a_alpha, b_alpha, jitter)
+    for t in range(n_sweeps):
+        if flags[0]:  # step (a): Holmes-Held, then c = K~'s = L z
+            holmes_held(Kt, k + 1, L, z, s, y, w_row)
+            for r in range(k + 1):
+                c[r] = _dot(L[r], z, r + 1)
+        for r in range(k + 1):  # beta~ ~ N(L'^-1 z, Upsilon^-1) (eq. 9)
+            w_row[r] = z[r] + np.random.standard_normal()
+        backward_t(L, k + 1, w_row, beta)
+        out[0][t, 0], out[0][t, 1], out[0][t, 2], out[0][t, 3] = beta[0], g, eta, k
+        kept = t - burn_in
+        if kept >= 0 and (kept + 1) % thin == 0:
+            _record(kept // thin, Kt, k, act, beta, theta, eta, g, c, probe, out)
+        ss = _dot(s, s, n)
+        if flags[1]:  # step (b): eta | u, g | beta, then refactor Upsilon
+            eta = draw_eta(beta[0], a_eta, b_eta)
+            quad = 0.0
+            for a in range(k):
+                quad += beta[a + 1] * _dot(Kgg[a], beta[1:], k)
+            g = draw_g(quad, k, a_g, b_g)
+            ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
+        if flags[3]:
+            theta_move(X, s, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
+                       (Kt, G, Kgg, U, L, LK, c, z), proposal, ld, counts)
+        if flags[2]:  # step (c)
+            k = gamma_move(X, _weights(theta, p), s, ss, Kt, G, Kgg, act, pos, k, k_max, eta,
+                           g, L, LK, c, z, ld, work, hyper, counts)
+    return s

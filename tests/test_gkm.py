@@ -1,0 +1,276 @@
+"""Tests of the FBGKM / BGKM / SGPC sampler (Zhang, Dai & Jordan 2011)."""
+
+import itertools
+
+import numpy as np
+import pytest
+from numba import njit
+from scipy import special, stats
+from sklearn.utils.estimator_checks import check_estimator
+from threadpoolctl import threadpool_limits
+
+from gpcbench.estimators.gkm import rbf
+from gpcbench.mcmc import gkm
+from gpcbench.mcmc.cusum import brooks_burn_in
+from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
+
+A_ETA, B_ETA, A_G, B_G, JITTER = 1.0, 0.1, 4.0, 0.1, 1e-6
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    with threadpool_limits(1):
+        yield
+
+
+@njit
+def _seed(seed):
+    np.random.seed(seed)
+
+
+def _problem(n, p=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(np.int64)
+    return X, y, rng
+
+
+def _run(X, y, s, active, k_max, flags, n_sweeps, thin, eta=1.5, g=0.7, seed=1):
+    """Run ``gkm.run_chain`` with fixed width 1.5 and return (outputs, counts, final s)."""
+    act = np.zeros(k_max, dtype=np.int64)
+    act[: len(active)] = active
+    params = np.array([eta, g, A_ETA, B_ETA, A_G, B_G, 1.0, 1.0, JITTER, 0.2])
+    n_kept = n_sweeps // thin
+    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
+           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
+           np.zeros((n_kept, 1)), np.zeros((n_kept, 2)), np.zeros((n_kept, 1)))
+    counts = np.zeros((4, 2), dtype=np.int64)
+    s = gkm.run_chain(X, y, s.copy(), act, len(active), np.array([1.5]),
+                      np.array([[0.1], [10.0]]), params, k_max, np.array(flags),
+                      np.array([n_sweeps, 0, thin]), np.array([0]), seed, out, counts)
+    return out, counts, s
+
+
+def _dense_parts(X, s, active, eta, g):
+    """K~, Sigma_gamma and Q_gamma of section 3.1 and eq. 8, densely."""
+    K = rbf(X, X, np.array([1.5]))
+    Kt = np.column_stack([np.ones(len(X)), K[:, active]])
+    Sigma = np.zeros((len(active) + 1,) * 2)
+    Sigma[0, 0] = eta
+    Sigma[1:, 1:] = g * (K[np.ix_(active, active)] + JITTER * np.eye(len(active)))
+    Q = np.eye(len(X)) + Kt @ np.linalg.solve(Sigma, Kt.T)
+    return Kt, Sigma, Q
+
+
+def _state(X, s, active, eta, g):
+    """The sampler's low-rank state for the active set: (Kt, L, LK, z, log dets)."""
+    n, k = len(X), len(active)
+    act = np.asarray(active, dtype=np.int64)
+    Kt = np.zeros((n, k + 1))
+    gkm.kernel_block(X, act, k, gkm._weights(np.array([1.5]), X.shape[1]), Kt)
+    G, Kgg = np.zeros((k + 1, k + 1)), np.zeros((k, k))
+    gkm.gram(Kt, k, act, JITTER, G, Kgg)
+    U, L, LK, z = np.zeros((k + 1, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((k, k)), np.zeros(k + 1)
+    ld_K, ld_U = gkm.refresh(G, Kgg, k, eta, g, Kt.T @ s, U, L, LK, z)
+    return Kt, L, z, ld_K, ld_U
+
+
+# --- eq. 11 and the rank-one factor updates -------------------------------------------
+
+
+def test_eq11_inverse_and_determinant_match_dense():
+    X, y, rng = _problem(9)
+    s = rng.normal(size=9)
+    active, eta, g = [1, 4, 5, 7], 1.3, 0.6
+    Kt, _, Q = _dense_parts(X, s, active, eta, g)
+    _, L, z, ld_K, ld_U = _state(X, s, active, eta, g)
+    Linv_Kt = np.linalg.solve(np.tril(L), Kt.T)
+    np.testing.assert_allclose(np.eye(9) - Linv_Kt.T @ Linv_Kt, np.linalg.inv(Q), atol=1e-10)
+    log_det_q = -np.log(eta) - len(active) * np.log(g) - ld_K + ld_U
+    np.testing.assert_allclose(log_det_q, np.linalg.slogdet(Q)[1], rtol=1e-10)
+    dense = stats.multivariate_normal(np.zeros(9), Q).logpdf(s) + 4.5 * np.log(2 * np.pi)
+    np.testing.assert_allclose(gkm.log_marginal(len(active), eta, g, ld_K, ld_U, s @ s, z),
+                               dense, rtol=1e-10)
+
+
+def _spd(m, seed):
+    B = np.random.default_rng(seed).normal(size=(m, m))
+    return B @ B.T + m * np.eye(m)
+
+
+def test_chol_append_equals_refactorisation():
+    A = _spd(8, 0)
+    L = np.zeros((8, 8))
+    L[:7, :7] = np.linalg.cholesky(A[:7, :7])
+    assert gkm.chol_append(L, 7, A[7, :7].copy(), A[7, 7])
+    np.testing.assert_allclose(np.tril(L), np.linalg.cholesky(A), atol=1e-12)
+
+
+@pytest.mark.parametrize("q", [0, 3, 7])
+def test_chol_delete_equals_refactorisation(q):
+    A = _spd(8, 1)
+    L = np.linalg.cholesky(A)
+    gkm.chol_delete(L, 8, q)
+    keep = np.delete(np.arange(8), q)
+    np.testing.assert_allclose(np.tril(L[:7, :7]), np.linalg.cholesky(A[np.ix_(keep, keep)]),
+                               atol=1e-12)
+
+
+def test_append_then_delete_restores_factor():
+    A = _spd(6, 2)
+    L = np.zeros((7, 7))
+    L[:6, :6] = np.linalg.cholesky(A)
+    v = np.random.default_rng(3).normal(size=7)
+    assert gkm.chol_append(L, 6, v, 50.0)
+    gkm.chol_delete(L, 7, 6)
+    np.testing.assert_allclose(np.tril(L[:6, :6]), np.linalg.cholesky(A), atol=1e-12)
+
+
+# --- step (c): birth / death / swap against the enumerated posterior --------------------
+
+
+def _exact_gamma_posterior(X, s, k_max, eta, g):
+    """p(gamma | s, eta, g) over all subsets with n_gamma <= k_max (eqs. 8 and 10)."""
+    n = len(X)
+    subsets = [c for k in range(k_max + 1) for c in itertools.combinations(range(n), k)]
+    log_post = np.array([
+        stats.multivariate_normal(np.zeros(n), _dense_parts(X, s, list(c), eta, g)[2]).logpdf(s)
+        + special.betaln(len(c) + 1, n - len(c) + 1) for c in subsets])
+    post = np.exp(log_post - log_post.max())
+    return subsets, post / post.sum()
+
+
+def test_gamma_moves_visit_subsets_with_exact_posterior_frequencies():
+    X, y, rng = _problem(5, seed=4)
+    s = np.where(y > 0, 1.0, -1.0) * (0.5 + rng.random(5))
+    subsets, post = _exact_gamma_posterior(X, s, 3, 1.5, 0.7)
+    thin = 10
+    out, counts, _ = _run(X, y, s, [0], 3, [0, 0, 1, 0], 200_000, thin)
+    visited = [tuple(sorted(a[a >= 0])) for a in out[1]]
+    observed = np.array([visited.count(c) for c in subsets])
+    assert observed.sum() == len(visited)
+    assert (counts[:3, 1] > 0).all()  # every move type was accepted
+    result = stats.chisquare(observed, post * len(visited))
+    assert result.pvalue > 1e-3, (result, observed, np.round(post * len(visited)))
+
+
+def test_gamma_chain_is_not_the_prior():
+    """The chi-square test has power: the posterior differs from the (truncated) prior."""
+    X, y, rng = _problem(5, seed=4)
+    s = np.where(y > 0, 1.0, -1.0) * (0.5 + rng.random(5))
+    subsets, post = _exact_gamma_posterior(X, s, 3, 1.5, 0.7)
+    prior = np.exp([special.betaln(len(c) + 1, 6 - len(c)) for c in subsets])
+    prior /= prior.sum()
+    assert stats.chisquare(post * 20_000, prior * 20_000).pvalue < 1e-6
+
+
+# --- step (a): Holmes-Held against plain Gibbs -----------------------------------------
+
+
+def _plain_gibbs(X, y, s, active, eta, g, n_iter, rng):
+    """Albert & Chib: beta~ | s from eq. 9, then s_i | beta~ ~ TN(K~_i beta~, 1) independently."""
+    Kt, Sigma, _ = _dense_parts(X, s, active, eta, g)
+    cov = np.linalg.inv(Kt.T @ Kt + Sigma)
+    chol = np.linalg.cholesky(cov)
+    betas, cs = [], []
+    for _ in range(n_iter):
+        beta = cov @ Kt.T @ s + chol @ rng.standard_normal(len(active) + 1)
+        mean = Kt @ beta
+        lo = np.where(y > 0, -mean, -np.inf)
+        hi = np.where(y > 0, np.inf, -mean)
+        s = mean + stats.truncnorm.rvs(lo, hi, random_state=rng)
+        betas.append(beta)
+        cs.append(Kt.T @ s)
+    return np.array(betas), np.array(cs)
+
+
+def _batch_se(draws, batches=40):
+    means = np.array_split(draws, batches)
+    return np.std([m.mean(axis=0) for m in means], axis=0, ddof=1) / np.sqrt(batches)
+
+
+def test_holmes_held_leaves_joint_of_s_and_beta_invariant():
+    X, y, rng = _problem(6, seed=5)
+    active, eta, g = [0, 2, 3], 0.2, 0.05  # a weak prior: H_ii near 1, a demanding test
+    s0 = np.where(y > 0, 1.0, -1.0)
+    out, _, _ = _run(X, y, s0, active, 3, [1, 0, 0, 0], 40_000, 1, eta=eta, g=g)
+    hh = np.column_stack([out[2][:, :4], out[3][:, :4], out[2][:, :4] ** 2])[2000:]
+    betas, cs = _plain_gibbs(X, y, s0, active, eta, g, 20_000, rng)
+    gibbs = np.column_stack([betas, cs, betas ** 2])[2000:]
+    se = np.sqrt(_batch_se(hh) ** 2 + _batch_se(gibbs) ** 2)
+    z = (hh.mean(axis=0) - gibbs.mean(axis=0)) / se
+    assert np.abs(z).max() < 4.5, z
+
+
+# --- step (b): conjugate g and eta --------------------------------------------------------
+
+
+def test_eta_and_g_draws_follow_their_gamma_conditionals():
+    _seed(7)
+    u, quad, k = 0.8, 3.2, 6
+    eta = [gkm.draw_eta(u, A_ETA, B_ETA) for _ in range(4000)]
+    g = [gkm.draw_g(quad, k, A_G, B_G) for _ in range(4000)]
+    eta_law = stats.gamma((A_ETA + 1) / 2, scale=2 / (B_ETA + u**2))
+    g_law = stats.gamma((A_G + k) / 2, scale=2 / (B_G + quad))
+    assert stats.kstest(eta, eta_law.cdf).pvalue > 1e-3
+    assert stats.kstest(g, g_law.cdf).pvalue > 1e-3
+    assert stats.kstest(g, stats.gamma((A_G + k) / 2, scale=(B_G + quad) / 2).cdf).pvalue < 1e-6
+
+
+def test_truncated_normal_draws():
+    _seed(8)
+    for mean, positive in [(-3.0, True), (0.4, True), (2.5, False), (-0.2, False)]:
+        draws = [gkm.truncated_normal(mean, 1.3, positive) for _ in range(3000)]
+        a, b = ((-mean / 1.3, np.inf) if positive else (-np.inf, -mean / 1.3))
+        assert stats.kstest(draws, stats.truncnorm(a, b, loc=mean, scale=1.3).cdf).pvalue > 1e-3
+
+
+# --- Brooks' CUSUM burn-in ------------------------------------------------------------------
+
+
+def test_brooks_burn_in_finds_the_transient():
+    rng = np.random.default_rng(9)
+    chain = np.concatenate([np.linspace(20, 0, 300), rng.normal(size=3000)])
+    burn = brooks_burn_in(chain)
+    assert 150 <= burn < 1500, burn
+    assert brooks_burn_in(np.full(50, 2.0)) == 0.0
+    assert np.isnan(brooks_burn_in(np.cumsum(rng.normal(size=3000))))  # a random walk
+
+
+# --- estimators ------------------------------------------------------------------------------
+
+TINY = dict(n_sweeps=20, burn_in=10, thin=2, k_max=10, random_state=0)
+
+
+@pytest.mark.parametrize("estimator", [FBGKMClassifier(**TINY), BGKMClassifier(**TINY),
+                                       SGPCClassifier(**TINY, kernel_width="learn", ard=True)],
+                         ids=repr)
+def test_sklearn_conformance(estimator):
+    results = check_estimator(estimator, on_fail=None)
+    failed = [(r["check_name"], repr(r["exception"])[:300]) for r in results
+              if r["status"] == "failed"]
+    skipped = {r["check_name"] for r in results if r["status"] == "skipped"}
+    assert not failed
+    assert skipped <= {"check_array_api_input"}
+    assert len(results) > 40
+
+
+@pytest.mark.parametrize("cls", [FBGKMClassifier, SGPCClassifier, BGKMClassifier])
+def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(300, 2))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4, "out", "in")
+    clf = cls(n_sweeps=600, burn_in=300, thin=3, k_max=40, random_state=0).fit(X[:150], y[:150])
+    assert np.mean(clf.predict(X[150:]) != y[150:]) < 0.15
+    assert clf.samples_["u"].shape == (2, 100)
+    assert clf.n_active_trace_.shape == (2, 600) and clf.n_iter_ == 600
+    assert clf.n_active_trace_.max() <= (150 if cls is BGKMClassifier else 40)
+    assert set(clf.diagnostics_["g"]) >= {"rhat", "ess", "brooks_burn_in"}
+    proba = clf.predict_proba(X[150:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_more_than_two_classes_is_an_error():
+    X, _, _ = _problem(30)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        FBGKMClassifier(**TINY).fit(X, np.arange(30) % 3)
