@@ -110,7 +110,10 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame) -> pd
         })
     cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
                                         "n_ok", "n_folds", "n_test", "failures"])
+    # rows: the paper's methods in its order, then ours that it does not print, in config order
+    order = list(dict.fromkeys([*published["method"], *cells["method"]]))
     cells = cells.merge(published, on=["entry", "method"], how="outer")
+    cells["row"] = cells["method"].map({method: i for i, method in enumerate(order)})
     cells["flag"] = [_differs(table, r) for r in cells.itertuples()]
     cells.insert(0, "dataset", cells["entry"].map(table["datasets"]))
     return cells
@@ -161,7 +164,8 @@ def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
-    return wide.reindex(columns=order).fillna("—")
+    rows = text.sort_values("row", kind="stable")["method"].drop_duplicates()
+    return wide.reindex(index=rows, columns=order).fillna("—")
 
 
 def _markdown(frame: pd.DataFrame, index_name: str) -> str:
