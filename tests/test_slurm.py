@@ -198,6 +198,7 @@ def crash_run(cluster, snapshot, tmp_path_factory):
 
     proc = _snakemake(work, env, "--profile", "workflow/profiles/slurm", "--configfile",
                       "config/crash.yaml", *FAST_POLL, "--slurm-jobname-prefix", "crash",
+                      "--set-resources", "run_fold:slurm_partition=urgent",
                       log="crash.log", wait=False)
     yield work, proc
     _stop(proc)

@@ -75,6 +75,9 @@ MinJobAge=600
 ReturnToService=2
 $node State=UNKNOWN
 PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+# A second user's queue with a higher tier: its pending jobs start before main's (the
+# crash test's retries do not wait behind the smoke run's queued fold groups).
+PartitionName=urgent Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP
 EOF
     mkdir -p "$(dirname "$CONF")"
     ln -sfn "$dir/slurm.conf" "$CONF"
