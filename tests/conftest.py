@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -8,3 +9,11 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_blas_thread():
+    """Numerical tests run with one BLAS thread: reproducible timings and no oversubscription
+    when pytest runs one worker per CPU."""
+    with threadpool_limits(1):
+        yield

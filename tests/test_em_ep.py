@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
@@ -27,11 +26,6 @@ from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
 
 TIGHT = {"tol": 1e-12, "site_tol": 1e-11, "max_sweeps": 2000}
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def _data(n=40, d=3, seed=0, flip=0):

@@ -6,20 +6,12 @@ import math
 import numpy as np
 import pytest
 from scipy import special, stats
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
 
 TIGHT = {"tol": 1e-12, "site_tol": 1e-11, "max_sweeps": 2000}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """These problems are tiny: BLAS threads only add latency (badly so on a busy machine)."""
-    with threadpool_limits(1):
-        yield
 
 
 # ----------------------------------------------------------------------------- references

@@ -7,17 +7,14 @@ import numpy as np
 import pytest
 from scipy import special
 from sklearn.utils.estimator_checks import check_estimator
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.learning.em_ep import HARD_THETA2, initial_hyperparameters
-from gpcbench.models import EPGaussianProcessClassifier, EPGaussianProcessRegressor, gpc_ep_variant
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
+from gpcbench.models import (
+    EPGaussianProcessClassifier,
+    EPGaussianProcessRegressor,
+    gpc_ep_variant,
+)
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,14 @@ probabilities against Monte Carlo, and the label rules of eqs. 53-54 by hand."""
 import numpy as np
 import pytest
 from test_ep import TIGHT, literal_ep
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
 from gpcbench.likelihoods import NoisyThresholdLikelihood
-from gpcbench.models import EPGaussianProcessClassifier, MulticlassEPGaussianProcessClassifier
+from gpcbench.models import (
+    EPGaussianProcessClassifier,
+    MulticlassEPGaussianProcessClassifier,
+)
 from gpcbench.multiclass import (
     ClassDifferenceCovariance,
     class_probabilities,
@@ -19,12 +21,6 @@ from gpcbench.multiclass import (
     label_eq54,
     orthant_probabilities,
 )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def _problem(n=12, J=3, seed=0):

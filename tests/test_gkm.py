@@ -7,7 +7,6 @@ import pytest
 from numba import njit
 from scipy import special, stats
 from sklearn.utils.estimator_checks import check_estimator
-from threadpoolctl import threadpool_limits
 
 from gpcbench.estimators.gkm import rbf
 from gpcbench.mcmc import gkm
@@ -16,11 +15,6 @@ from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 
 A_ETA, B_ETA, A_G, B_G, JITTER = 1.0, 0.1, 4.0, 0.1, 1e-6
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
 
 
 @njit

@@ -8,7 +8,6 @@ from scipy import integrate, optimize, special, stats
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.utils.estimator_checks import check_estimator
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace import laplace_mode, log_evidence_gradient
@@ -24,11 +23,6 @@ from gpcbench.models import LaplaceGaussianProcessClassifier
 
 LIKELIHOODS = ["logistic", "probit"]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def _problem(n=12, d=2, seed=0):

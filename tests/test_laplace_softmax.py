@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from scipy import linalg, optimize
 from scipy.special import logsumexp, softmax
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace_softmax import (
@@ -34,12 +33,6 @@ from gpcbench.models import (
     LaplaceEMGaussianProcessClassifier,
     SoftmaxLaplaceGaussianProcessClassifier,
 )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def _problem(n=14, C=3, seed=0, shared=False):

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 from sklearn.utils.estimator_checks import check_estimator
-from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.variational import (
@@ -20,12 +19,6 @@ from gpcbench.inference.variational import (
     optimize_upper_bound,
 )
 from gpcbench.models import VariationalGaussianProcessClassifier
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
 
 
 def _data(n=30, d=2, seed=0):
