@@ -5,7 +5,8 @@ import copy
 import pytest
 import yaml
 
-from gpcbench.config import ConfigError, load_config, n_folds, validate_config
+from gpcbench.config import (ConfigError, entry_methods, load_config, method_options, n_folds,
+                             validate_config)
 
 
 @pytest.fixture
@@ -38,6 +39,12 @@ def test_shipped_configs_validate(repo, name):
         (lambda c: c["tables"]["kim2006_table4"].update(experiment="nowhere"),
          "tables.kim2006_table4.experiment"),
         (lambda c: c["tables"]["kim2006_table4"].update(metric="auc"), "tables.kim2006_table4.metric"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(methods=["fbgkm", "nope"]),
+         "experiments.zhang2011.datasets.bci.methods[1]"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["splice"].update(
+            options={"bgkm": {"k_max": 10}}), "experiments.zhang2011.datasets.splice.options.bgkm"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(options={"fbgkm": 100}),
+         "experiments.zhang2011.datasets.bci.options.fbgkm"),
     ],
 )
 def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
@@ -62,3 +69,17 @@ def test_fold_counts_follow_the_protocol():
     assert n_folds({"type": "random", "partitions": 20, "n_train": 1, "n_test": 1}) == 20
     assert n_folds({"type": "fixed"}) == 1
     assert n_folds({"type": "per_class", "per_cell": 3}) == 1
+
+
+def test_entry_methods_and_options_override_the_experiments():
+    config = {
+        "methods": {"fbgkm": {"n_sweeps": 100, "k_max": 200}},
+        "experiments": {"z": {"methods": ["knn", "fbgkm"], "datasets": {
+            "a": {}, "b": {"methods": ["bgkm", "fbgkm"], "options": {"fbgkm": {"k_max": 40}}}}}},
+    }
+    experiment = config["experiments"]["z"]
+    assert entry_methods(experiment, "a") == ["knn", "fbgkm"]
+    assert entry_methods(experiment, "b") == ["bgkm", "fbgkm"]
+    assert method_options(config, "z", "a", "fbgkm") == {"n_sweeps": 100, "k_max": 200}
+    assert method_options(config, "z", "b", "fbgkm") == {"n_sweeps": 100, "k_max": 40}
+    assert method_options(config, "z", "b", "bgkm") == {}

@@ -184,3 +184,25 @@ def test_warm_starts_and_svm_ep_are_pipeline_dependencies(repo, tmp_path):
             assert needs[(variant, k)] == ([] if k == "0" else [(variant, str(int(k) - 1))])
         for method in ("gpc-ep-m-soft", "svm-ep-s-soft"):
             assert needs[(method, k)] == [("gpc-ep-s-soft", k)], result.format(method, k)
+
+
+def test_entry_methods_and_options_reach_the_fold_jobs(repo, tmp_path):
+    """An entry's own method list replaces the experiment's; its options override the
+    top-level ones in the job's command line."""
+    config = {**TINY_CONFIG, "experiments": {"toy": {
+        **TINY_CONFIG["experiments"]["toy"],
+        "datasets": {"cho_mixture": {}, "iris": {"methods": ["lda", "knn"],
+                                                 "options": {"knn": {"cv_folds": 2}}}}}}}
+    path = tmp_path / "entries.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    planned = planned_jobs(repo, os.environ, "--configfile", str(path), "--forceall",
+                           "results/toy/folds.csv")
+    methods = {(Path(p).parts[2], Path(p).parts[3]) for p in planned["run_fold"]}
+    assert methods == {("cho_mixture", m) for m in ("lda", "1nn", "knn")} | {
+        ("iris", "lda"), ("iris", "knn")}
+    run = subprocess.run([*SNAKEMAKE, "-n", "-p", "--configfile", str(path), "--forceall",
+                          "results/toy/iris/knn/fold0.json", "results/toy/cho_mixture/knn/fold0.json"],
+                         cwd=repo, capture_output=True, text=True, check=True)
+    options = dict(re.findall(r"--entry (\w+) --method knn .*?--options '([^']*)'", run.stdout))
+    assert options == {"iris": '{"k_grid": [1, 3, 5], "cv_folds": 2}',
+                       "cho_mixture": '{"k_grid": [1, 3, 5], "cv_folds": 3}'}

@@ -52,6 +52,15 @@ def _check_names(config: dict) -> None:
             if method not in METHODS:
                 raise ConfigError(f"config key 'experiments.{name}.methods[{i}]': "
                                   f"unknown method '{method}'")
+        for entry, spec in experiment["datasets"].items():
+            key = f"experiments.{name}.datasets.{entry}"
+            for i, method in enumerate(spec.get("methods", [])):
+                if method not in METHODS:
+                    raise ConfigError(f"config key '{key}.methods[{i}]': unknown method '{method}'")
+            for method in spec.get("options", {}):
+                if method not in entry_methods(experiment, entry):
+                    raise ConfigError(f"config key '{key}.options.{method}': not a method of "
+                                      f"this entry")
     for name, table in config["tables"].items():
         experiment = config["experiments"].get(table["experiment"])
         if experiment is None:
@@ -87,6 +96,19 @@ def load_config(path: Path) -> dict:
 def entry_protocol(experiment: dict, entry: str) -> dict:
     """The experiment's protocol with the entry's overrides applied."""
     return {**experiment["protocol"], **experiment["datasets"][entry].get("protocol", {})}
+
+
+def entry_methods(experiment: dict, entry: str) -> list[str]:
+    """The entry's methods: its own ``methods`` list, else the experiment's."""
+    return experiment["datasets"][entry].get("methods", experiment["methods"])
+
+
+def method_options(config: dict, experiment: str, entry: str, method: str) -> dict:
+    """Options of one fold job: ``methods.<method>`` with the entry's ``options.<method>``
+    merged over it."""
+    entry_spec = config["experiments"][experiment]["datasets"][entry]
+    return {**config.get("methods", {}).get(method, {}),
+            **entry_spec.get("options", {}).get(method, {})}
 
 
 def n_folds(protocol: dict) -> int:

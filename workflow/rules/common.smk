@@ -4,7 +4,8 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from gpcbench.config import ConfigError, entry_protocol, n_folds, validate_config
+from gpcbench.config import (ConfigError, entry_methods, entry_protocol, method_options,
+                             n_folds, validate_config)
 from gpcbench.data.registry import DATASETS, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.workflow import data_code_hash, published_hash, report_outputs
@@ -50,7 +51,7 @@ def fold_results(experiment):
     return [
         f"results/{experiment}/{entry}/{method}/fold{fold}.json"
         for entry in spec["datasets"]
-        for method in spec["methods"]
+        for method in entry_methods(spec, entry)
         for fold in range(entry_folds(experiment, entry))
     ]
 
@@ -74,13 +75,17 @@ def final_outputs():
     ]
 
 
+def fold_options(wildcards):
+    return method_options(config, wildcards.experiment, wildcards.entry, wildcards.method)
+
+
 def upstream_results(wildcards):
     """Results this fold job needs first (warm starts, kernels of another method)."""
     spec = method_spec(wildcards.method)
     return {
         f"{method}/fold{fold}": f"results/{wildcards.experiment}/{wildcards.entry}/{method}/fold{fold}.json"
         for method, fold in spec.upstream(
-            int(wildcards.fold), config.get("methods", {}).get(wildcards.method, {}))
+            int(wildcards.fold), fold_options(wildcards))
     }
 
 

@@ -13,7 +13,7 @@ rule run_fold:
         "logs/run_fold/{experiment}/{entry}/{method}/fold{fold}.log",
     params:
         code=lambda w: method_code_hash(w.method),
-        options=lambda w: json.dumps(config.get("methods", {}).get(w.method, {})),
+        options=lambda w: json.dumps(fold_options(w)),
         standardize=lambda w: "--standardize" if EXPERIMENTS[w.experiment].get("standardize", True) else "",
         upstream=lambda w: " ".join(f"--upstream {k}={v}" for k, v in upstream_results(w).items()),
         seed=config["seed"],

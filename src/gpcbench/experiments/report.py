@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpcbench.config import entry_protocol, n_folds
+from gpcbench.config import entry_methods, entry_protocol, n_folds
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.io import atomic_write_bytes, atomic_write_text
 
@@ -444,7 +444,7 @@ def _completeness(config: dict, folds: pd.DataFrame) -> list[str]:
     found = folds.groupby("experiment").size()
     lines = []
     for name, spec in config["experiments"].items():
-        expected = sum(len(spec["methods"]) * n_folds(entry_protocol(spec, entry))
+        expected = sum(len(entry_methods(spec, entry)) * n_folds(entry_protocol(spec, entry))
                        for entry in spec["datasets"])
         if found.get(name, 0) < expected:
             lines.append(f"- {name}: {found.get(name, 0)} of {expected} fold results; "
