@@ -28,7 +28,7 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     """Per-fold value of a table's metric (successful folds; NaN elsewhere).
 
     ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
-    ``log_evidence`` (the method's approximate log marginal likelihood), or
+    ``time_s`` (wall seconds of fit + predict), ``log_evidence`` (the method's approximate log marginal likelihood), or
     ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
     ``hyperparameter:inverse_lengthscale[1]``).
     """
@@ -38,6 +38,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
         return 100.0 * folds["error"].astype(float)
     if metric == "errors":
         return folds["error"].astype(float) * folds["n_test"].astype(float)
+    if metric == "time_s":
+        return folds["fit_s"].astype(float) + folds["predict_s"].astype(float)
     if metric == "log_evidence":
         return pd.to_numeric(folds["log_evidence"], errors="coerce")
     if metric.startswith("hyperparameter:"):
@@ -160,7 +162,7 @@ def _cell_text(r, digits: int) -> str:
 
 
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
-    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2}.get(table["metric"], 4)
+    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1}.get(table["metric"], 4)
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
