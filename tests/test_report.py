@@ -85,6 +85,14 @@ def test_a_shared_hyperparameter_stands_for_every_index():
     assert values == [0.7, 2.5]
 
 
+def test_time_metric_is_fit_plus_predict_seconds():
+    from gpcbench.experiments.report import metric_values
+
+    folds = _folds([0.1, 0.2])
+    folds["fit_s"], folds["predict_s"] = [3.0, 10.0], [0.5, 1.25]
+    assert metric_values(folds, "time_s").tolist() == [3.5, 11.25]
+
+
 def _experiment_folds(experiment, dataset, n=3):
     folds = pd.concat([_folds([0.1, 0.2, 0.3][:n]), _folds([0.2, 0.3, 0.4][:n], "k", "K")],
                       ignore_index=True)
