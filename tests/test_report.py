@@ -93,6 +93,22 @@ def test_time_metric_is_fit_plus_predict_seconds():
     assert metric_values(folds, "time_s").tolist() == [3.5, 11.25]
 
 
+def test_diagnostic_metric_reads_a_dotted_path_and_skips_methods_without_it():
+    from gpcbench.experiments.report import table_cells
+
+    sampler = _folds([0.1, 0.2, 0.3], "s", "S")
+    sampler["diagnostics"] = [json.dumps({"n_active": {"max": m}}) for m in (90, 95, 100)]
+    sampler.loc[2, "status"] = "failed"
+    other = _folds([0.1, 0.2], "k", "K")
+    other["diagnostics"] = "null"
+    table = {"experiment": "exp", "datasets": {"d1": "D"}, "metric": "diagnostic:n_active.max",
+             "spread": "none"}
+    published = pd.DataFrame(columns=["entry", "method", "pub_mean", "pub_spread"])
+    cells = table_cells(table, pd.concat([sampler, other], ignore_index=True), published)
+    assert cells["method"].tolist() == ["S"]
+    assert cells["ours"].tolist() == [92.5] and cells["n_ok"].tolist() == [2]
+
+
 def _experiment_folds(experiment, dataset, n=3):
     folds = pd.concat([_folds([0.1, 0.2, 0.3][:n]), _folds([0.2, 0.3, 0.4][:n], "k", "K")],
                       ignore_index=True)

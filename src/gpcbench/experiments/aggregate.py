@@ -14,7 +14,7 @@ from gpcbench.io import atomic_write_text
 FOLD_COLUMNS = [
     "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
     "brier", "n_test", "n_train", "fit_s", "predict_s", "converged", "n_iter",
-    "log_evidence", "hyperparameters", "trace", "seed", "data_sha256", "code_hash",
+    "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
     "git_commit", "packages",
 ]
 
@@ -36,6 +36,7 @@ def fold_row(record: dict) -> dict:
         "log_evidence": record.get("log_evidence"),
         "hyperparameters": json.dumps(record.get("hyperparameters", {}), sort_keys=True),
         "trace": json.dumps(convergence.get("trace", [])),
+        "diagnostics": json.dumps(convergence.get("diagnostics"), sort_keys=True),
         "seed": record["seed"], "data_sha256": provenance.get("data_sha256"),
         "code_hash": provenance.get("code_hash"), "git_commit": provenance.get("git_commit"),
         "packages": json.dumps(provenance.get("packages", {}), sort_keys=True),

@@ -30,7 +30,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
     ``time_s`` (wall seconds of fit + predict), ``log_evidence`` (the method's approximate log marginal likelihood), or
     ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
-    ``hyperparameter:inverse_lengthscale[1]``).
+    ``hyperparameter:inverse_lengthscale[1]``), or ``diagnostic:<key>[.<key>...]`` (a value of
+    a sampler's recorded diagnostics, e.g. ``diagnostic:brooks_burn_in``).
     """
     if metric == "error":
         return folds["error"].astype(float)
@@ -44,7 +45,17 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
         return pd.to_numeric(folds["log_evidence"], errors="coerce")
     if metric.startswith("hyperparameter:"):
         return folds["hyperparameters"].map(lambda text: _hyperparameter(text, metric))
+    if metric.startswith("diagnostic:"):
+        return folds["diagnostics"].map(lambda text: _diagnostic(text, metric.split(":", 1)[1]))
     raise ValueError(f"unknown table metric '{metric}'")
+
+
+def _diagnostic(text, path: str) -> float:
+    """The value at a dotted ``path`` of a fold's sampler diagnostics (NaN where absent)."""
+    value = json.loads(text) if isinstance(text, str) else None
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return np.nan if value is None else float(value)
 
 
 def _hyperparameter(text, metric: str) -> float:
@@ -101,6 +112,8 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame) -> pd
         n = values.size
         sd = float(np.std(values, ddof=1)) if n > 1 else np.nan
         failed = group[group["status"] != "ok"]
+        if n == 0 and failed.empty:  # the metric does not apply to this method
+            continue
         rows.append({
             "entry": entry, "method": names.get(label, label),
             "ours": float(values.mean()) if n else np.nan,
@@ -162,7 +175,9 @@ def _cell_text(r, digits: int) -> str:
 
 
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
-    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1}.get(table["metric"], 4)
+    metric = table["metric"]
+    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1}.get(
+        metric, 1 if metric.startswith("diagnostic:") else 4)
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
