@@ -256,7 +256,8 @@ def _save(fig, path: Path):
 
 
 def write_convergence_figure(spec: dict, folds: pd.DataFrame, path: Path):
-    """One panel per data set: the trace value (default log Z) per EM iteration of one fold."""
+    """One panel per data set: the trace value (default log Z) per EM iteration of one fold,
+    or per sampler sweep where the trace records its ``sweep`` numbers."""
     plt = _pyplot()
     mine = folds[(folds["experiment"] == spec["experiment"]) & folds["method"].isin(spec["methods"])
                  & (folds["fold"] == spec.get("fold", 0))]
@@ -265,12 +266,16 @@ def write_convergence_figure(spec: dict, folds: pd.DataFrame, path: Path):
                              squeeze=False)
     key = spec.get("value", "log_evidence")
     for ax, dataset in zip(axes[0], datasets):
+        sweeps = False
         for row in mine[mine["dataset"] == dataset].itertuples():
             trace = json.loads(row.trace) if isinstance(row.trace, str) else []
-            values = [step.get(key) for step in trace if step.get(key) is not None]
-            ax.plot(range(len(values)), values, marker=".", label=row.label)
+            steps = [step for step in trace if step.get(key) is not None]
+            sweeps = all("sweep" in step for step in steps) and bool(steps)
+            x = [step["sweep"] for step in steps] if sweeps else range(len(steps))
+            ax.plot(x, [step[key] for step in steps], marker="" if sweeps else ".", lw=0.8,
+                    label=row.label)
         ax.set_title(dataset, fontsize=9)
-        ax.set_xlabel("EM iteration")
+        ax.set_xlabel("sweep" if sweeps else "EM iteration")
     axes[0][0].set_ylabel(key)
     axes[0][-1].legend(fontsize=7)
     fig.suptitle(spec["title"], fontsize=10)
