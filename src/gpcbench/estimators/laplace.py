@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.estimators._common import binary_signs, eq13_covariance
 from gpcbench.inference.laplace import laplace_mode, laplace_state
-from gpcbench.laplace_likelihoods import get_likelihood
+from gpcbench.likelihoods import get_likelihood
 from gpcbench.learning import hmc
 from gpcbench.learning.mpl import (
     GaussianLogPrior,

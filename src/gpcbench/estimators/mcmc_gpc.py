@@ -19,11 +19,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.estimators._common import class_indices, eq13_covariance
 from gpcbench.estimators.laplace import WB_LEARNED, LaplaceGaussianProcessClassifier
-from gpcbench.laplace_likelihoods import get_likelihood
+from gpcbench.likelihoods import get_likelihood
 from gpcbench.learning.mpl import GaussianLogPrior
 from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
 from gpcbench.mcmc.gp_latent import (
-    LOG_LINKS,
     HyperConditional,
     SweepSettings,
     binary_log_likelihood,
@@ -203,7 +202,6 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
     def _log_likelihood(self, labels):
         if self.classes_.size > 2:
             return softmax_log_likelihood(labels)
-        get_likelihood(self.likelihood)  # validates the name
         return binary_log_likelihood(self.likelihood, 2.0 * labels - 1.0)
 
     def _sample_names(self) -> list[str]:
@@ -238,7 +236,7 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         F = self.latents_[..., probes]  # (chains, kept, J, N_PROBES)
         if self.classes_.size == 2:
             signs = 2.0 * labels[probes] - 1.0
-            values = np.exp(LOG_LINKS[self.likelihood](signs * F[:, :, 0]))
+            values = np.exp(get_likelihood(self.likelihood).log_likelihood(signs * F[:, :, 0]))
         else:
             values = np.take_along_axis(softmax(F, axis=2), labels[probes][None, None, None],
                                         axis=2)[:, :, 0]

@@ -29,7 +29,7 @@ def gpc_l(method):
     return factory
 
 
-LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.laplace_likelihoods",
+LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
                    "gpcbench.inference.laplace", "gpcbench.learning.mpl",
                    "gpcbench.learning.hmc", "gpcbench.mcmc.diagnostics",
                    "gpcbench.estimators.laplace")

@@ -15,6 +15,7 @@ from gpcbench.experiments.registry import MethodSpec, register
 
 LAPLACE_SOFTMAX_MODULES = (
     "gpcbench.covariance",
+    "gpcbench.likelihoods",
     "gpcbench.inference.laplace_softmax",
     "gpcbench.learning.mpl",
     "gpcbench.learning.laplace_em",

@@ -19,7 +19,7 @@ def factory(ctx):
         random_state=ctx.seed, **ctx.options)
 
 
-MCMC_MODULES = ("gpcbench.covariance", "gpcbench.laplace_likelihoods", "gpcbench.learning.hmc",
+MCMC_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.learning.hmc",
                 "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics", "gpcbench.mcmc.gp_latent",
                 "gpcbench.estimators.ep", "gpcbench.estimators.laplace",
                 "gpcbench.estimators.mcmc_gpc")
