@@ -462,8 +462,6 @@ def _log_sum_exp_columns(F):
     """
     top = F.max(axis=0)
     is_top = F == top
-    shifted = F - top
-    shifted[is_top] = -np.inf
     count = is_top.sum(axis=0)
-    rest = np.exp(shifted).sum(axis=0) / count
+    rest = (np.exp(F - top) * ~is_top).sum(axis=0) / count  # the maxima's terms set to 0
     return np.log1p(rest) + np.log(count) + top
