@@ -1,5 +1,7 @@
 """Likelihoods: log Phi against scipy, tilted moments against numerical integration and
-scipy's truncated normal, matched sites against the moments, the closed-form M-steps."""
+scipy's truncated normal, matched sites against the moments, the closed-form M-steps; the
+softmax log-likelihood against scipy's logsumexp and a direct sum. (The logistic and probit
+derivatives and predictives of the Laplace family are tested in test_laplace.py.)"""
 
 import math
 from decimal import Decimal, getcontext
@@ -11,8 +13,10 @@ from scipy import integrate, special, stats
 from gpcbench.likelihoods import (
     GaussianLikelihood,
     NoisyThresholdLikelihood,
+    get_likelihood,
     log_ndtr_array,
     probit_likelihood,
+    softmax_log_likelihood,
 )
 
 
@@ -241,3 +245,25 @@ def test_invalid_parameters_raise():
         GaussianLikelihood(0.0)
     with pytest.raises(ValueError):
         NoisyThresholdLikelihood().tilted([1.0], [0.0], [0.0])
+
+
+def test_softmax_log_likelihood_matches_scipy_to_the_last_bit():
+    """Same arithmetic as scipy's logsumexp (ties of the column maximum included), and the
+    value of the direct sum sum_i log softmax(F[:, i])[y_i] to rounding."""
+    rng = np.random.default_rng(0)
+    for scale in (0.0, 1e-3, 1.0, 30.0, 800.0):
+        F = scale * rng.normal(size=(4, 50))
+        F[1, ::5] = F[0, ::5]  # ties for the maximum in some columns
+        labels = rng.integers(0, 4, 50)
+        Y = np.eye(4)[labels].T
+        assert softmax_log_likelihood(F, Y) == float(
+            np.sum(Y * F) - np.sum(special.logsumexp(F, axis=0)))
+        direct = np.sum(special.log_softmax(F, axis=0)[labels, np.arange(50)])
+        assert softmax_log_likelihood(F, Y) == pytest.approx(direct, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("name, link", [("logistic", special.expit), ("probit", special.ndtr)])
+def test_binary_log_likelihood_is_log_of_the_link(name, link):
+    z = np.linspace(-30, 30, 61)  # exp(log p) loses |log p| ulp: up to ~5e-14 relative here
+    np.testing.assert_allclose(np.exp(get_likelihood(name).log_likelihood(z)), link(z),
+                               rtol=1e-12)

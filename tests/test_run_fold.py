@@ -34,6 +34,11 @@ class Scripted(ClassifierMixin, BaseEstimator):
         self.hyperparameters_ = {"threshold": 0.0}
         self.converged_ = False
         self.convergence_trace_ = [{"iteration": 1, "objective": -1.0}]
+        if self.behaviour == "sampler":  # the types the MCMC estimators give them
+            self.acceptance_rates_ = np.array([0.8, np.nan])
+            self.diagnostics_ = {"step_sizes": (np.float64(0.05), 0.07), "n_kept": np.int64(40),
+                                 "theta0": {"rhat": np.float64(np.nan), "ess": np.inf},
+                                 "draws": np.arange(3.0), 2: True}
         return self
 
     def predict(self, X):
@@ -46,7 +51,7 @@ class Scripted(ClassifierMixin, BaseEstimator):
 
 @pytest.fixture
 def fold_inputs(tmp_path, monkeypatch):
-    for behaviour in ("ok", "raise", "diverge", "hang", "crash"):
+    for behaviour in ("ok", "raise", "diverge", "hang", "crash", "sampler"):
         monkeypatch.setitem(registry.METHODS, f"scripted-{behaviour}", MethodSpec(
             name=f"scripted-{behaviour}", label=behaviour,
             factory=lambda ctx, b=behaviour: Scripted(b), modules=()))
@@ -82,6 +87,18 @@ def test_ok_fold_records_metrics_against_an_independent_count(fold_inputs):
     assert record["hyperparameters"] == {"threshold": 0.0}
     for key in ("data_sha256", "splits_sha256", "packages", "git_commit"):
         assert record["provenance"][key]
+    assert record["convergence"]["acceptance_rates"] is None
+    assert record["convergence"]["diagnostics"] is None
+
+
+def test_sampler_acceptance_rates_and_diagnostics_round_trip_as_json(fold_inputs):
+    record = _run(fold_inputs, "scripted-sampler")  # _run compares the file with the record
+    written = json.loads((fold_inputs / "scripted-sampler.json").read_text())
+    assert written["convergence"]["acceptance_rates"] == [0.8, None]
+    assert written["convergence"]["diagnostics"] == {
+        "step_sizes": [0.05, 0.07], "n_kept": 40, "theta0": {"rhat": None, "ess": None},
+        "draws": [0.0, 1.0, 2.0], "2": True}
+    assert record["convergence"] == written["convergence"]
 
 
 @pytest.mark.parametrize("method, status, text", [

@@ -41,6 +41,24 @@ def atomic_write_json(path: Path, obj) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
+def json_safe(obj):
+    """``obj`` as plain JSON values: numpy scalars and arrays as floats / ints / lists, tuples as
+    lists, dict keys as strings, and NaN or infinite floats as None (JSON has no NaN)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(key): json_safe(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [json_safe(value) for value in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def _json_default(obj):
     import numpy as np
 

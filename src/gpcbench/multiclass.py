@@ -28,13 +28,13 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 from sklearn.base import ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import DEFAULT_SCHEDULE
 from gpcbench.learning.em_ep import COVARIANCE_NAMES
 from gpcbench.likelihoods import NoisyThresholdLikelihood
+from gpcbench.estimators._common import class_indices
 from gpcbench.estimators.ep import _EPGaussianProcess
 
 
@@ -292,12 +292,8 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess)
         if self.prediction_rule not in PREDICTION_RULES:
             raise ValueError(f"prediction_rule must be one of {PREDICTION_RULES}, "
                              f"got {self.prediction_rule!r}")
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_, self._class_index = np.unique(y, return_inverse=True)
-        if self.classes_.size < 2:
-            raise ValueError("Classifier can't train when only one class is present.")
-        sites = np.ones(y.size * (self.classes_.size - 1))
+        X, self._class_index = class_indices(self, X, y)
+        sites = np.ones(self._class_index.size * (self.classes_.size - 1))
         return self._fit_targets(X, sites, NoisyThresholdLikelihood(self.epsilon))
 
     def latent_predictive(self, X):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.covariance import Covariance
+from gpcbench.estimators._common import binary_signs, eq13_covariance
 from gpcbench.inference.ep import DEFAULT_SCHEDULE, expectation_propagation
 from gpcbench.learning.em_ep import (
     COVARIANCE_NAMES,
@@ -33,14 +33,7 @@ class _EPGaussianProcess(BaseEstimator):
     _default_learn: tuple[str, ...] = ()
 
     def _covariance(self, n_features: int) -> Covariance:
-        scales = np.atleast_1d(np.asarray(self.inverse_lengthscale, dtype=float))
-        if self.ard:
-            if scales.size not in (1, n_features):
-                raise ValueError(f"{scales.size} inverse lengthscales for {n_features} features")
-            scales = np.broadcast_to(scales, (n_features,))
-        elif scales.size != 1:
-            raise ValueError("inverse_lengthscale must be a scalar when ard=False")
-        return Covariance(self.theta0, self.theta1, self.theta2, scales, self.discrete_features)
+        return eq13_covariance(self, n_features)
 
     def _learned(self, likelihood) -> tuple[str, ...]:
         if self.learn_hyperparameters is True:
@@ -218,15 +211,7 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
 
     def fit(self, X, y):
         """Fit EP (and EM-EP when learning hyperparameters) to binary labels y."""
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(
-                "Only binary classification is supported. The type of the target is "
-                f"{type_of_target(y)!r} with {self.classes_.size} class(es)."
-            )
-        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        X, signs = binary_signs(self, X, y)
         return self._fit_targets(X, signs, NoisyThresholdLikelihood(self.epsilon))
 
     def decision_function(self, X):

@@ -13,12 +13,11 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.estimators._common import binary_signs, eq13_covariance
 from gpcbench.inference.laplace import laplace_mode, laplace_state
-from gpcbench.laplace_likelihoods import get_likelihood
+from gpcbench.likelihoods import get_likelihood
 from gpcbench.learning import hmc
 from gpcbench.learning.mpl import (
     GaussianLogPrior,
@@ -171,19 +170,12 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Find the hyperparameters (or their posterior) and the Laplace mode(s)."""
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(
-                "Only binary classification is supported. The type of the target is "
-                f"{type_of_target(y)!r} with {self.classes_.size} class(es)."
-            )
+        X, signs = binary_signs(self, X, y)
         if self.hyperparameter_learning not in LEARNING:
             raise ValueError(f"hyperparameter_learning must be one of {LEARNING}, "
                              f"got {self.hyperparameter_learning!r}")
         self.X_train_ = X
-        self.y_train_ = np.where(y == self.classes_[1], 1.0, -1.0)
+        self.y_train_ = signs
         self._likelihood = get_likelihood(self.likelihood)
         posterior = LaplaceHyperposterior(
             self._initial_covariance(X.shape[1]), X, self.y_train_, self._likelihood,
@@ -194,7 +186,7 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     # eq. 13 from the constructor's covariance arguments, as for the EP classifiers
-    _initial_covariance = _EPGaussianProcess._covariance
+    _initial_covariance = eq13_covariance
 
     def _learned_mask(self, n_features: int) -> np.ndarray:
         names = self._initial_covariance(n_features).param_names

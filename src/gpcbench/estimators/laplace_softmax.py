@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.estimators._common import class_indices, eq13_covariance
 from gpcbench.inference.laplace_softmax import (
     SoftmaxCovariance,
     laplace_mode,
@@ -34,17 +33,13 @@ class _SoftmaxLaplaceBase(ClassifierMixin, BaseEstimator):
     """Validation, class coding, fitted attributes and prediction shared by both estimators."""
 
     def _initial_covariance(self, n_features: int, n_classes: int) -> SoftmaxCovariance:
-        base = _EPGaussianProcess._covariance(self, n_features)  # eq. 13, as for EP
+        base = eq13_covariance(self, n_features)  # eq. 13, as for EP
         return SoftmaxCovariance((base,) * (1 if self.shared_hyperparameters else n_classes),
                                  n_classes)
 
     def fit(self, X, y):
         """Fit the Laplace approximation and, unless fixed, the hyperparameters."""
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_, index = np.unique(y, return_inverse=True)
-        if self.classes_.size < 2:
-            raise ValueError("Classifier can't train when only one class is present.")
+        X, index = class_indices(self, X, y)
         Y = np.eye(self.classes_.size)[index].T  # one-hot, (C, n)
         result = self._learn(X, Y, self._initial_covariance(X.shape[1], self.classes_.size))
         self.X_train_, self.Y_train_ = X, Y

@@ -15,16 +15,14 @@ from scipy.linalg import solve_triangular
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.estimators._common import class_indices, eq13_covariance
 from gpcbench.estimators.laplace import WB_LEARNED, LaplaceGaussianProcessClassifier
-from gpcbench.laplace_likelihoods import get_likelihood
+from gpcbench.likelihoods import get_likelihood
 from gpcbench.learning.mpl import GaussianLogPrior
 from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
 from gpcbench.mcmc.gp_latent import (
-    LOG_LINKS,
     HyperConditional,
     SweepSettings,
     binary_log_likelihood,
@@ -162,16 +160,12 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     # eq. 13 from the constructor's covariance arguments, as for the EP and Laplace classifiers
-    _initial_covariance = _EPGaussianProcess._covariance
+    _initial_covariance = eq13_covariance
     _learned_mask = LaplaceGaussianProcessClassifier._learned_mask
 
     def fit(self, X, y):
         """Run the chains; keep the thinned retained (F, x) draws and their diagnostics."""
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
-        if self.classes_.size < 2:
-            raise ValueError("Classifier can't train when only one class is present.")
+        X, labels = class_indices(self, X, y)
         settings = self._settings()
         self.X_train_ = X
         self._conditional = self._hyper_conditional(X)
@@ -208,7 +202,6 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
     def _log_likelihood(self, labels):
         if self.classes_.size > 2:
             return softmax_log_likelihood(labels)
-        get_likelihood(self.likelihood)  # validates the name
         return binary_log_likelihood(self.likelihood, 2.0 * labels - 1.0)
 
     def _sample_names(self) -> list[str]:
@@ -243,7 +236,7 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         F = self.latents_[..., probes]  # (chains, kept, J, N_PROBES)
         if self.classes_.size == 2:
             signs = 2.0 * labels[probes] - 1.0
-            values = np.exp(LOG_LINKS[self.likelihood](signs * F[:, :, 0]))
+            values = np.exp(get_likelihood(self.likelihood).log_likelihood(signs * F[:, :, 0]))
         else:
             values = np.take_along_axis(softmax(F, axis=2), labels[probes][None, None, None],
                                         axis=2)[:, :, 0]

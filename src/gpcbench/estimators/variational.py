@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.estimators._common import binary_signs, eq13_covariance
 from gpcbench.inference.variational import (
     BOUNDS,
     logistic_gaussian_expectation,
@@ -110,21 +109,13 @@ class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     # eq. 13 from the constructor's covariance arguments, as for the EP classifiers
-    _covariance = _EPGaussianProcess._covariance
+    _covariance = eq13_covariance
 
     def fit(self, X, y):
         """Learn the hyperparameters (optional) and optimise the chosen bound on labels y."""
         if self.bound not in BOUNDS:
             raise ValueError(f"bound must be one of {BOUNDS}, got {self.bound!r}")
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(
-                "Only binary classification is supported. The type of the target is "
-                f"{type_of_target(y)!r} with {self.classes_.size} class(es)."
-            )
-        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        X, signs = binary_signs(self, X, y)
         covariance = self._covariance(X.shape[1])
         if self.learn_hyperparameters:
             fit = learn_hyperparameters(X, signs, covariance, learn=LEARNED,

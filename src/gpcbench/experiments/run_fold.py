@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.metrics import fold_metrics
 from gpcbench.experiments.registry import FitContext, method_spec
-from gpcbench.io import atomic_write_json, sha256_file
+from gpcbench.io import atomic_write_json, json_safe, sha256_file
 from gpcbench.provenance import git_commit, host, package_versions
 
 STATUSES = ("ok", "failed", "diverged", "timeout")
@@ -63,6 +63,10 @@ def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_cl
         "n_iter": getattr(estimator, "n_iter_", None),
         "trace": getattr(estimator, "convergence_trace_", getattr(estimator, "trace_", [])),
         "log_evidence": getattr(estimator, "log_evidence_", None),
+        # MCMC samplers: per chain (MCMC GPC), per move (GKM) or, for HMC Laplace, one rate
+        "acceptance_rates": json_safe(getattr(estimator, "acceptance_rates_",
+                                              getattr(estimator, "acceptance_rate_", None))),
+        "diagnostics": json_safe(getattr(estimator, "diagnostics_", None)),
     }
 
 
@@ -142,6 +146,8 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
         record["hyperparameters"] = outcome["hyperparameters"]
         record["log_evidence"] = outcome["log_evidence"]
         record["convergence"] = {"converged": outcome["converged"], "n_iter": outcome["n_iter"],
-                                 "trace": outcome["trace"]}
+                                 "trace": outcome["trace"],
+                                 "acceptance_rates": outcome["acceptance_rates"],
+                                 "diagnostics": outcome["diagnostics"]}
     atomic_write_json(Path(output), record)
     return record

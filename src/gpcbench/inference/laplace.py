@@ -74,7 +74,7 @@ def laplace_mode(kernel, y, likelihood, *, initial_alpha=None, tol=1e-8, max_ite
     y : array of shape (n,)
         Labels in {-1, +1}.
     likelihood : LogisticLikelihood or ProbitLikelihood
-        See :mod:`gpcbench.laplace_likelihoods`.
+        See :mod:`gpcbench.likelihoods`.
     initial_alpha : array of shape (n,), optional
         Warm start a (f = K a), used only if its Psi beats that of a = 0 (as GPML does).
     tol : float

@@ -34,10 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
-from scipy.special import logsumexp, softmax
+from scipy.special import softmax
 from sklearn.utils import check_random_state
 
 from gpcbench.covariance import Covariance
+from gpcbench.likelihoods import softmax_log_likelihood
 
 NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (Cho eq. 9)
 NEWTON_MAX_ITER = 100
@@ -190,14 +191,9 @@ class SoftmaxLaplace:
     n_iter: int
 
 
-def log_likelihood(f, Y) -> float:
-    """log p(y | f) = sum_i (y_i^T f_i - log sum_c exp f_i^c) (W&B eq. 11; Cho eq. 14)."""
-    return float(np.sum(Y * f) - np.sum(logsumexp(f, axis=0)))
-
-
 def _psi(a, f, Y) -> float:
     """Psi = log p(y|f) - 1/2 f^T K^-1 f, up to constants (W&B app. C; Cho eq. 8)."""
-    return log_likelihood(f, Y) - 0.5 * float(np.sum(a * f))
+    return softmax_log_likelihood(f, Y) - 0.5 * float(np.sum(a * f))
 
 
 def _matvec(K, v) -> np.ndarray:

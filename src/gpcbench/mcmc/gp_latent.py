@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, lapack
-from scipy.special import log_expit, log_ndtr
 
+from gpcbench import likelihoods
 from gpcbench.covariance import Covariance
 from gpcbench.learning import hmc
 from gpcbench.learning.mpl import GaussianLogPrior
@@ -51,27 +51,18 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 # ---------------------------------------------------------------------- likelihoods of F
-#: log p(y | f) as a function of z = y f: logistic sigma(z) and probit Phi(z) (the
-#: likelihoods of :mod:`gpcbench.laplace_likelihoods`, without their derivatives).
-LOG_LINKS = {"logistic": log_expit, "probit": log_ndtr}
-
-
+# The likelihoods are those of :mod:`gpcbench.likelihoods`, bound to the labels.
 def binary_log_likelihood(name, y):
-    """F -> sum_i log p(y_i | F[0, i]), likelihood ``name`` in LOG_LINKS, y in {-1, +1}."""
-    link = LOG_LINKS[name]
-    return lambda F: float(np.sum(link(y * F[0])))
+    """F -> sum_i log p(y_i | F[0, i]), likelihood ``name`` ('logistic' or 'probit'),
+    y in {-1, +1}."""
+    log_likelihood = likelihoods.get_likelihood(name).log_likelihood
+    return lambda F: float(np.sum(log_likelihood(y * F[0])))
 
 
 def softmax_log_likelihood(labels):
     """F -> sum_i log softmax(F[:, i])[labels_i], labels in 0..J-1 (W&B section 4)."""
-    columns = np.arange(labels.size)
-
-    def log_likelihood(F):
-        top = F.max(axis=0)  # log-sum-exp, stabilised (scipy's costs more at this size)
-        normaliser = top + np.log(np.exp(F - top).sum(axis=0))
-        return float(np.sum(F[labels, columns]) - np.sum(normaliser))
-
-    return log_likelihood
+    Y = np.eye(int(labels.max()) + 1)[labels].T  # one-hot, (J, n)
+    return lambda F: likelihoods.softmax_log_likelihood(F, Y)
 
 
 # ---------------------------------------------------------------------- step (i): latents

@@ -68,7 +68,8 @@ def svm_ep(ctx):
 
 
 EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.gaussian",
-              "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.estimators.ep")
+              "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.estimators._common",
+              "gpcbench.estimators.ep")
 
 for _method, _label in VARIANT_NAMES.items():
     register(MethodSpec(

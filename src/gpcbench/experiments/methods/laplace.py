@@ -29,10 +29,11 @@ def gpc_l(method):
     return factory
 
 
-LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.laplace_likelihoods",
-                   "gpcbench.inference.laplace", "gpcbench.learning.mpl",
+LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
+                   "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
+                   "gpcbench.learning.mpl",
                    "gpcbench.learning.hmc", "gpcbench.mcmc.diagnostics",
-                   "gpcbench.estimators.laplace")
+                   "gpcbench.estimators._common", "gpcbench.estimators.laplace")
 
 for _method, (_label, _) in VARIANTS.items():
     register(MethodSpec(name=_method, label=_label, factory=gpc_l(_method),

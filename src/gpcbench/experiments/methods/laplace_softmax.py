@@ -15,9 +15,13 @@ from gpcbench.experiments.registry import MethodSpec, register
 
 LAPLACE_SOFTMAX_MODULES = (
     "gpcbench.covariance",
+    "gpcbench.gaussian",
+    "gpcbench.likelihoods",
+    "gpcbench.inference.laplace",
     "gpcbench.inference.laplace_softmax",
     "gpcbench.learning.mpl",
     "gpcbench.learning.laplace_em",
+    "gpcbench.estimators._common",
     "gpcbench.estimators.laplace_softmax",
 )
 

@@ -19,10 +19,11 @@ def factory(ctx):
         random_state=ctx.seed, **ctx.options)
 
 
-MCMC_MODULES = ("gpcbench.covariance", "gpcbench.laplace_likelihoods", "gpcbench.learning.hmc",
-                "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics", "gpcbench.mcmc.gp_latent",
-                "gpcbench.estimators.ep", "gpcbench.estimators.laplace",
-                "gpcbench.estimators.mcmc_gpc")
+MCMC_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
+                "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
+                "gpcbench.learning.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
+                "gpcbench.mcmc.gp_latent", "gpcbench.estimators._common",
+                "gpcbench.estimators.laplace", "gpcbench.estimators.mcmc_gpc")
 
 register(MethodSpec(name="gpc-mcmc", label="Gaussian Process (Neal's method)", factory=factory,
                     modules=MCMC_MODULES))

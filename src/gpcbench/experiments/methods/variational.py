@@ -14,7 +14,7 @@ from gpcbench.experiments.registry import MethodSpec, register
 LOWER, UPPER = "gpc-vl-m-soft", "gpc-vu-m-soft"
 VARIATIONAL_MODULES = ("gpcbench.covariance", "gpcbench.gaussian",
                        "gpcbench.inference.variational", "gpcbench.learning.variational",
-                       "gpcbench.estimators.variational")
+                       "gpcbench.estimators._common", "gpcbench.estimators.variational")
 
 
 def lower_bound_rows(ctx):

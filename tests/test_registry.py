@@ -1,0 +1,41 @@
+"""Method registry: every module a method's numerics import is hashed into its fold jobs."""
+
+import ast
+import importlib.util
+
+import pytest
+
+from gpcbench.experiments import registry
+
+
+def _gpcbench_imports(module: str) -> set[str]:
+    """The gpcbench modules ``module`` imports anywhere in its source (functions included)."""
+    tree = ast.parse(open(importlib.util.find_spec(module).origin).read())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("gpcbench.")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                node.module == "gpcbench" or node.module.startswith("gpcbench.")):
+            for alias in node.names:  # "from package import submodule" names the submodule
+                name = f"{node.module}.{alias.name}"
+                package = importlib.util.find_spec(node.module).submodule_search_locations
+                found.add(name if package and importlib.util.find_spec(name) else node.module)
+    return found - {"gpcbench"}
+
+
+def _closure(modules) -> set[str]:
+    seen, todo = set(), list(modules)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(_gpcbench_imports(module))
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(registry.METHODS))
+def test_method_modules_cover_everything_they_import(name):
+    spec = registry.METHODS[name]
+    listed = set(spec.modules) | set(registry.COMMON_MODULES)
+    assert _closure(spec.modules) <= listed, sorted(_closure(spec.modules) - listed)
