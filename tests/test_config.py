@@ -62,3 +62,4 @@ def test_fold_counts_follow_the_protocol():
     assert n_folds({"type": "random", "partitions": 20, "n_train": 1, "n_test": 1}) == 20
     assert n_folds({"type": "fixed"}) == 1
     assert n_folds({"type": "per_class", "per_cell": 3}) == 1
+    assert n_folds({"type": "per_class", "per_cell": 3, "partitions": 20}) == 20

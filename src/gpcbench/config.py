@@ -96,4 +96,6 @@ def n_folds(protocol: dict) -> int:
         return int(protocol.get("folds", 10))
     if kind == "random":
         return int(protocol.get("partitions", 20))
+    if kind == "per_class":
+        return int(protocol.get("partitions", 1))
     return 1
