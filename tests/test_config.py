@@ -38,6 +38,14 @@ def test_shipped_configs_validate(repo, name):
         (lambda c: c["tables"]["kim2006_table4"].update(experiment="nowhere"),
          "tables.kim2006_table4.experiment"),
         (lambda c: c["tables"]["kim2006_table4"].update(metric="auc"), "tables.kim2006_table4.metric"),
+        (lambda c: c["tables"]["cho2015_table2"]["methods"].append("gpc-l-hmc"),
+         "tables.cho2015_table2.methods[2]"),
+        (lambda c: c["tables"]["cho2015_table2"]["published"].pop("method"),
+         "tables.cho2015_table2.published"),
+        (lambda c: c["figures"]["cho2015_decision_regions"].update(methods=["knn"]),
+         "figures.cho2015_decision_regions.methods"),
+        (lambda c: c["figures"]["williams1998_figure2"].update(type="violin"),
+         "figures.williams1998_figure2.type"),
     ],
 )
 def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
