@@ -303,7 +303,7 @@ def write_confusion_table(name: str, table: dict, cells: pd.DataFrame, notes: li
     legend = ("Cells: fraction of the row's true class assigned to the column's predicted class, "
               "from the confusion counts summed over the successful folds (partitions) ± s.e. "
               "over folds [published rate]; `!` = differs from the published rate by more "
-              "than two standard errors; — = not published.")
+              "than two standard errors; a cell without [ ] has no published rate.")
     md, blocks = [f"# {table['title']}\n", legend + "\n"], []
     for (dataset, label), block in cells.groupby(["dataset", "label"], sort=False):
         text = block.assign(text=[_cell_text(r._replace(failures=""), 3)
