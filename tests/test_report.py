@@ -276,6 +276,11 @@ def test_confusion_table_files_and_a_fold_without_confusion_named(tmp_path):
                                          "confusion matrix"):
         write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
                      only="table:conf", data_paths=[tmp_path / "d1.npz"])
+    folds = pd.DataFrame([fold_row(r) for r in records]).drop(columns="confusion")
+    folds.to_csv(tmp_path / "f.csv", index=False)  # a folds.csv collected before, too
+    with pytest.raises(ValueError, match="fold results of em on d1 have no confusion matrix"):
+        write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
+                     only="table:conf", data_paths=[tmp_path / "d1.npz"])
 
 
 def test_softmax_refit_at_recorded_hyperparameters_predicts_as_the_fixed_estimator():

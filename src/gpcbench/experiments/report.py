@@ -263,11 +263,12 @@ def confusion_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     rows = []
     for (entry, method), group in mine.groupby(["dataset", "method"], sort=False):
         ok = group[group["status"] == "ok"]
-        if not ok["confusion"].map(lambda text: isinstance(text, str) and text != "null").all():
+        recorded = ok.get("confusion", pd.Series(None, index=ok.index, dtype=object))
+        if not recorded.map(lambda text: isinstance(text, str) and text != "null").all():
             raise ValueError(f"fold results of {method} on {entry} have no confusion matrix "
                              "(run before it was recorded): rerun them")
         classes = class_names[entry]
-        matrices = np.array([json.loads(text) for text in ok["confusion"]],
+        matrices = np.array([json.loads(text) for text in recorded],
                             dtype=float).reshape(len(ok), len(classes), len(classes))
         rates, se = confusion_rates(matrices)
         failed = group[group["status"] != "ok"]
