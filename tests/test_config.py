@@ -45,6 +45,14 @@ def test_shipped_configs_validate(repo, name):
             options={"bgkm": {"k_max": 10}}), "experiments.zhang2011.datasets.splice.options.bgkm"),
         (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(options={"fbgkm": 100}),
          "experiments.zhang2011.datasets.bci.options.fbgkm"),
+        (lambda c: c["tables"]["cho2015_table2"]["methods"].append("gpc-l-hmc"),
+         "tables.cho2015_table2.methods[2]"),
+        (lambda c: c["tables"]["cho2015_table2"]["published"].pop("method"),
+         "tables.cho2015_table2.published"),
+        (lambda c: c["figures"]["cho2015_decision_regions"].update(methods=["knn"]),
+         "figures.cho2015_decision_regions.methods"),
+        (lambda c: c["figures"]["williams1998_figure2"].update(type="violin"),
+         "figures.williams1998_figure2.type"),
     ],
 )
 def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
@@ -69,6 +77,7 @@ def test_fold_counts_follow_the_protocol():
     assert n_folds({"type": "random", "partitions": 20, "n_train": 1, "n_test": 1}) == 20
     assert n_folds({"type": "fixed"}) == 1
     assert n_folds({"type": "per_class", "per_cell": 3}) == 1
+    assert n_folds({"type": "per_class", "per_cell": 3, "partitions": 20}) == 20
 
 
 def test_entry_methods_and_options_override_the_experiments():

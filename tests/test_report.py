@@ -209,3 +209,170 @@ def test_report_rejects_an_unknown_part_in_one_line(report_inputs, capsys):
         assert err.startswith("gpcbench report: error: ") and message in err
         assert len(err.splitlines()) == 1
     assert not (report_inputs / "out").exists()
+
+
+def test_hmc_summary_uses_only_the_retained_states_and_mpl_its_fitted_value():
+    from gpcbench.experiments.report import log_hyperparameter_summary
+
+    burn_in = [{"phase": "burn-in", "hyperparameters": {"w": [np.exp(50.0), 1.0]}}] * 3
+    retained = [{"phase": "retained", "hyperparameters": {"w": [np.exp(a), np.exp(b)]}}
+                for a, b in ((0.0, 1.0), (2.0, 1.0), (1.0, 4.0))]
+    mean, sd = log_hyperparameter_summary(burn_in + retained, {"w": [9.0, 9.0]}, "w")
+    # log values (0, 2, 1) and (1, 1, 4): means 1 and 2, population s.d. sqrt(2/3) and sqrt(2)
+    np.testing.assert_allclose(mean, [1.0, 2.0])
+    np.testing.assert_allclose(sd, [np.sqrt(2 / 3), np.sqrt(2.0)])
+    point, none = log_hyperparameter_summary([{"iteration": 0}], {"w": [1.0, np.e]}, "w")
+    np.testing.assert_allclose(point, [0.0, 1.0])
+    assert none is None
+    with pytest.raises(ValueError, match="no retained states"):
+        log_hyperparameter_summary(burn_in, {}, "w")
+    with pytest.raises(ValueError, match="per-class hyperparameters"):
+        log_hyperparameter_summary([], [{"w": 1.0}, {"w": 2.0}], "w")
+
+
+def _record(method, fold, confusion, status="ok"):
+    """A fold result record as run_fold writes it (only what the report reads)."""
+    counts = np.array(confusion)
+    return {"experiment": "exp", "dataset": "d1", "method": method, "label": method.upper(),
+            "fold": fold, "status": status, "message": "", "seed": 1, "provenance": {},
+            "metrics": {} if status != "ok" else {
+                "error": 1 - np.trace(counts) / counts.sum(), "n_test": int(counts.sum()),
+                "confusion": confusion}}
+
+
+CONFUSION_TABLE = {"title": "C", "experiment": "exp", "datasets": {"d1": "Data One"},
+                   "metric": "confusion", "spread": "se", "methods": ["em", "mpl"],
+                   "published": {"file": "conf.csv", "mean": "rate", "method": "em"}}
+
+
+def test_confusion_table_pools_the_counts_of_successful_folds_beside_the_published_rates(tmp_path):
+    from gpcbench.experiments.aggregate import fold_row
+    from gpcbench.experiments.report import confusion_cells, published_confusion
+
+    em = [[[5, 0], [1, 4]], [[4, 1], [0, 5]], [[5, 0], [2, 3]]]
+    records = [_record("mpl", 0, [[5, 0], [0, 5]]), _record("mpl", 1, None, "timeout"),
+               *(_record("em", k, c) for k, c in enumerate(em)), _record("knn", 0, [[1, 0], [0, 1]])]
+    folds = pd.DataFrame([fold_row(r) for r in records])
+    (tmp_path / "conf.csv").write_text("true_class,predicted_class,rate\n"
+                                       "a,a,0.93\na,b,0.3\nb,a,0.2\nb,b,0.8\n")
+    published = published_confusion(CONFUSION_TABLE, tmp_path)
+    cells = confusion_cells(CONFUSION_TABLE, folds, published, {"d1": ["a", "b"]})
+    assert list(dict.fromkeys(cells["method"])) == ["em", "mpl"]   # the table's order, no knn
+    em_cells = cells[cells["method"] == "em"].set_index(["true_class", "predicted_class"])
+    # summed counts: a -> (14, 1), b -> (3, 12); per-fold rates of a -> a: 1, 0.8, 1
+    assert em_cells.loc[("a", "a"), "ours"] == pytest.approx(14 / 15)
+    assert em_cells.loc[("b", "a"), "ours"] == pytest.approx(3 / 15)
+    assert em_cells.loc[("a", "a"), "ours_se"] == pytest.approx(np.std([1, 0.8, 1], ddof=1) / np.sqrt(3))
+    assert em_cells.loc[("a", "b"), "pub_mean"] == 0.3
+    # a -> b: |1/15 - 0.3| > 2 s.e. (s.e. of 0, 0.2, 0 = 0.067); the others within two s.e.
+    assert em_cells["flag"].to_dict() == {("a", "a"): False, ("a", "b"): True,
+                                          ("b", "a"): False, ("b", "b"): False}
+    mpl = cells[cells["method"] == "mpl"].iloc[0]
+    assert (mpl.n_ok, mpl.n_folds, mpl.failures) == (1, 2, "fold 1: timeout")
+    assert cells[cells["method"] == "mpl"]["pub_mean"].isna().all()
+
+
+def test_confusion_table_files_and_a_fold_without_confusion_named(tmp_path):
+    from gpcbench.data.dataset import Dataset, save_dataset
+    from gpcbench.experiments.aggregate import fold_row
+    from gpcbench.experiments.report import write_report
+
+    save_dataset(Dataset(np.zeros((4, 1)), np.array([0, 1, 0, 1]), ["x"], ["continuous"],
+                         ["a", "b"]), tmp_path / "d1.npz", tmp_path / "d1.json")
+    (tmp_path / "conf.csv").write_text("true_class,predicted_class,rate\na,a,1\na,b,0\n")
+    config = {"experiments": {"exp": {"description": "e", "protocol": {"type": "fixed"},
+                                      "datasets": {"d1": {}}, "methods": ["em", "mpl"]}},
+              "tables": {"conf": CONFUSION_TABLE | {"published": {
+                  "file": "conf.csv", "mean": "rate", "method": "em"}}}}
+    records = [_record("em", 0, [[3, 1], [0, 4]]), _record("mpl", 0, [[4, 0], [2, 2]])]
+    pd.DataFrame([fold_row(r) for r in records]).to_csv(tmp_path / "f.csv", index=False)
+    write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
+                 only="table:conf", data_paths=[tmp_path / "d1.npz"])
+    md = (tmp_path / "out" / "tables" / "conf.md").read_text()
+    assert "## EM, Data One: 1 of 1 folds" in md and "## MPL, Data One" in md
+    assert "| a | 0.750 ! [1.000] | 0.250 ! [0.000] |" not in md   # one fold: no s.e., no flag
+    assert "| a | 0.750 [1.000] | 0.250 [0.000] |" in md
+    assert "| b | 0.500 | 0.500 |" in md
+    assert "EM: a" in (tmp_path / "out" / "tables" / "conf.tex").read_text()
+    records[1]["metrics"].pop("confusion")  # a record from before confusion was recorded
+    pd.DataFrame([fold_row(r) for r in records]).to_csv(tmp_path / "f.csv", index=False)
+    with pytest.raises(ValueError, match="table 'conf': fold results of mpl on d1 have no "
+                                         "confusion matrix"):
+        write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
+                     only="table:conf", data_paths=[tmp_path / "d1.npz"])
+    folds = pd.DataFrame([fold_row(r) for r in records]).drop(columns="confusion")
+    folds.to_csv(tmp_path / "f.csv", index=False)  # a folds.csv collected before, too
+    with pytest.raises(ValueError, match="fold results of em on d1 have no confusion matrix"):
+        write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
+                     only="table:conf", data_paths=[tmp_path / "d1.npz"])
+
+
+def test_softmax_refit_at_recorded_hyperparameters_predicts_as_the_fixed_estimator():
+    from gpcbench.estimators.laplace_softmax import SoftmaxLaplaceGaussianProcessClassifier
+    from gpcbench.experiments.report import softmax_laplace_predict
+
+    rng = np.random.default_rng(2)
+    centres = np.array([[2, 2], [-2, 2], [0, -2]])
+    y = np.repeat([0, 1, 2], 15)
+    X = centres[y] + rng.normal(size=(45, 2))
+    X_new = rng.uniform(-4, 4, size=(300, 2))
+    shared = {"theta0": 3.0, "theta1": 0.1, "theta2": 1e-3, "inverse_lengthscale": 0.4}
+    estimator = SoftmaxLaplaceGaussianProcessClassifier(
+        **shared, hyperparameter_learning="fixed", random_state=5).fit(X, y)
+    np.testing.assert_array_equal(softmax_laplace_predict([shared] * 3, X, y, X_new,
+                                                          random_state=5),
+                                  estimator.predict(X_new))
+    # per-class values matter: a near-zero signal variance for class 2 removes its region
+    flat = [shared, shared, {**shared, "theta0": 1e-6, "theta1": 1e-6}]
+    assert np.mean(softmax_laplace_predict(flat, X, y, X_new, random_state=5) == 2) < \
+        np.mean(estimator.predict(X_new) == 2)
+    with pytest.raises(ValueError, match="2 sets of hyperparameters for 3 classes"):
+        softmax_laplace_predict([shared] * 2, X, y, X_new)
+
+
+def test_figures_of_a_sampler_and_of_refitted_decision_regions(tmp_path):
+    from gpcbench.data.dataset import Dataset, save_dataset
+    from gpcbench.experiments.report import write_report
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 12)
+    X = np.array([[2, 2], [-2, 2], [0, -2]])[y] + rng.normal(size=(36, 2))
+    save_dataset(Dataset(X, y, ["x1", "x2"], ["continuous"] * 2, ["p", "q", "r"]),
+                 tmp_path / "mix.npz", tmp_path / "mix.json")
+    save_dataset(Dataset(np.column_stack([X, X[:, 0]]), y, ["x1", "x2", "x3"],
+                         ["continuous"] * 3, ["p", "q", "r"]), tmp_path / "mix3.npz",
+                 tmp_path / "mix3.json")
+    split = {"folds": [{"train": list(range(0, 36, 2)), "test": list(range(1, 36, 2))}]}
+    for entry in ("mix", "mix3"):
+        (tmp_path / "exp").mkdir(exist_ok=True)
+        (tmp_path / "exp" / f"{entry}.json").write_text(json.dumps(split))
+    hyper = [{"theta0": 3.0, "theta1": 0.1, "theta2": 1e-3, "inverse_lengthscale": 0.4}] * 3
+    trace = [{"phase": "retained", "hyperparameters": {"inverse_lengthscale": [0.5 + k, 1.0]}}
+             for k in range(3)]
+    folds = pd.concat([
+        _folds([0.1], "em", "EM").assign(dataset=entry, hyperparameters=json.dumps(hyper),
+                                         trace="[]", seed=3) for entry in ("mix", "mix3")]
+        + [_folds([0.2], "hmc", "HMC").assign(
+            dataset="mix", trace=json.dumps(trace), seed=3,
+            hyperparameters=json.dumps({"inverse_lengthscale": [1.5, 1.0]}))])
+    folds.assign(experiment="exp").to_csv(tmp_path / "f.csv", index=False)
+    experiment = {"description": "e", "protocol": {"type": "fixed"}, "standardize": True,
+                  "datasets": {"mix": {}, "mix3": {}}, "methods": ["em", "hmc"]}
+    config = {"experiments": {"exp": experiment}, "figures": {
+        "regions": {"type": "decision_regions", "title": "R", "experiment": "exp",
+                    "methods": ["em"], "datasets": ["mix"]},
+        "regions3": {"type": "decision_regions", "title": "R", "experiment": "exp",
+                     "methods": ["em"], "datasets": ["mix3"]},
+        "ard": {"type": "hmc_relevance", "title": "A", "experiment": "exp",
+                "methods": ["hmc"], "datasets": ["mix"]}}}
+    inputs = dict(data_meta_paths=[tmp_path / "mix.json"], data_paths=[
+        tmp_path / "mix.npz", tmp_path / "mix3.npz"], split_paths=[
+        tmp_path / "exp" / "mix.json", tmp_path / "exp" / "mix3.json"])
+    for name in ("regions", "ard"):
+        write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
+                     only=f"figure:{name}", **inputs)
+        assert (tmp_path / "out" / "figures" / f"{name}.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="figure 'regions3': decision regions need 2 input "
+                                         "features; mix3 has 3"):
+        write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
+                     only="figure:regions3", **inputs)

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import confusion_matrix
 
 from gpcbench.data.dataset import Dataset, save_dataset
 from gpcbench.experiments import registry
@@ -83,6 +84,8 @@ def test_ok_fold_records_metrics_against_an_independent_count(fold_inputs):
     assert record["metrics"]["error"] == np.mean((X[:, 0] > 0).astype(int) != y)
     p_true = np.where(y == 1, 1 / (1 + np.exp(-4 * X[:, 0])), 1 - 1 / (1 + np.exp(-4 * X[:, 0])))
     assert record["metrics"]["nlpd"] == pytest.approx(-np.mean(np.log(p_true)))
+    assert record["metrics"]["confusion"] == confusion_matrix(
+        y, (X[:, 0] > 0).astype(int), labels=[0, 1]).tolist()
     assert record["convergence"]["converged"] is False
     assert record["hyperparameters"] == {"threshold": 0.0}
     for key in ("data_sha256", "splits_sha256", "packages", "git_commit"):

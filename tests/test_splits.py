@@ -51,6 +51,17 @@ def test_per_class_with_strata_feature_draws_per_cell():
     assert len(fold["test"]) == 120 - 30
 
 
+def test_per_class_partitions_are_independent_draws_the_first_as_without_partitions():
+    data = _dataset()
+    single = make_splits({"type": "per_class", "per_cell": 10}, data, 4)
+    folds = make_splits({"type": "per_class", "per_cell": 10, "partitions": 5}, data, 4)
+    assert len(folds) == 5 and folds[0] == single[0]   # partitions: 1 keeps existing splits
+    assert len({tuple(f["train"]) for f in folds}) == 5
+    for fold in folds:
+        assert np.all(np.bincount(data.y[fold["train"]], minlength=3) == 10)
+        assert sorted(fold["train"] + fold["test"]) == list(range(120))
+
+
 def test_fixed_uses_train_rows_from_provenance():
     (fold,) = make_splits({"type": "fixed"}, _dataset(provenance={"train_rows": 100}), 0)
     assert fold["train"] == list(range(100)) and fold["test"] == list(range(100, 120))

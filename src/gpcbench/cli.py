@@ -88,7 +88,8 @@ def cmd_report(args) -> None:
 
     write_report(config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),
-                 data_meta_paths=args.data_meta, only=args.only)
+                 data_meta_paths=args.data_meta, only=args.only, data_paths=args.data,
+                 split_paths=args.splits)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="reports")
     p.add_argument("--folds", nargs="+", required=True)
     p.add_argument("--data-meta", nargs="*", default=[])
+    p.add_argument("--data", nargs="*", default=[],
+                   help="processed data sets (.npz) of confusion tables and decision regions")
+    p.add_argument("--splits", nargs="*", default=[],
+                   help="split files data/splits/<experiment>/<entry>.json of decision regions")
     p.set_defaults(func=cmd_report)
     return parser
 

@@ -70,6 +70,14 @@ def _check_names(config: dict) -> None:
             if entry not in experiment["datasets"]:
                 raise ConfigError(f"config key 'tables.{name}.datasets.{entry}': not a data set "
                                   f"of experiment '{table['experiment']}'")
+        for i, method in enumerate(table.get("methods", [])):
+            if method not in experiment["methods"]:
+                raise ConfigError(f"config key 'tables.{name}.methods[{i}]': '{method}' is not "
+                                  f"a method of experiment '{table['experiment']}'")
+        published = table.get("published", {})
+        if table["metric"] == "confusion" and published and not {"mean", "method"} <= set(published):
+            raise ConfigError(f"config key 'tables.{name}.published': a confusion table's "
+                              "published rates need 'mean' (the rate column) and 'method'")
     for name, figure in config.get("figures", {}).items():
         experiment = config["experiments"].get(figure["experiment"])
         if experiment is None:
@@ -79,10 +87,24 @@ def _check_names(config: dict) -> None:
             if method not in experiment["methods"]:
                 raise ConfigError(f"config key 'figures.{name}.methods[{i}]': '{method}' is not "
                                   f"a method of experiment '{figure['experiment']}'")
+        if figure["type"] == "decision_regions":
+            _check_decision_regions(name, figure)
     prepare = config["data"].get("prepare", [])
     for i, data in enumerate([] if prepare == "all" else prepare):
         if data not in DATASETS:
             raise ConfigError(f"config key 'data.prepare[{i}]': unknown data set '{data}'")
+
+
+def _check_decision_regions(name: str, figure: dict) -> None:
+    """A decision-regions figure refits one softmax Laplace method on one data set."""
+    from gpcbench.experiments.report import DECISION_REGION_METHODS
+
+    if len(figure["methods"]) != 1 or figure["methods"][0] not in DECISION_REGION_METHODS:
+        raise ConfigError(f"config key 'figures.{name}.methods': a decision_regions figure "
+                          f"takes one method of {', '.join(DECISION_REGION_METHODS)}")
+    if len(figure.get("datasets", [])) > 1:
+        raise ConfigError(f"config key 'figures.{name}.datasets': a decision_regions figure "
+                          "shows one data set")
 
 
 def load_config(path: Path) -> dict:
@@ -118,4 +140,6 @@ def n_folds(protocol: dict) -> int:
         return int(protocol.get("folds", 10))
     if kind == "random":
         return int(protocol.get("partitions", 20))
+    if kind == "per_class":
+        return int(protocol.get("partitions", 1))
     return 1

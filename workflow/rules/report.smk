@@ -32,20 +32,45 @@ def table_meta(wildcards):
                    for entry in table["datasets"]})
 
 
+def table_data(wildcards):
+    """Processed data sets of a confusion table (their class names, in class index order)."""
+    table = TABLES[wildcards.table]
+    if table["metric"] != "confusion":
+        return []
+    return sorted({f"data/processed/{entry_data(table['experiment'], entry)}.npz"
+                   for entry in table["datasets"]})
+
+
+def figure_entries(figure):
+    """The experiment entries a figure shows (a decision-regions figure: the first only)."""
+    entries = list(figure.get("datasets") or EXPERIMENTS[figure["experiment"]]["datasets"])
+    return entries[:1] if figure["type"] == "decision_regions" else entries
+
+
 def figure_meta(wildcards):
     """Metadata of the data sets a relevance figure shows (their feature names)."""
     figure = FIGURES[wildcards.figure]
-    if figure["type"] != "relevance":
+    if figure["type"] not in ("relevance", "hmc_relevance"):
         return []
-    entries = figure.get("datasets") or EXPERIMENTS[figure["experiment"]]["datasets"]
     return sorted({f"data/processed/{entry_data(figure['experiment'], entry)}.json"
-                   for entry in entries})
+                   for entry in figure_entries(figure)})
+
+
+def figure_data(wildcards):
+    """Processed data set and split file a decision-regions figure refits on."""
+    figure = FIGURES[wildcards.figure]
+    if figure["type"] != "decision_regions":
+        return {"data": [], "splits": []}
+    (entry,) = figure_entries(figure)
+    return {"data": [f"data/processed/{entry_data(figure['experiment'], entry)}.npz"],
+            "splits": [f"data/splits/{figure['experiment']}/{entry}.json"]}
 
 
 rule table:
     input:
         folds=lambda w: f"results/{TABLES[w.table]['experiment']}/folds.csv",
         meta=table_meta,
+        data=table_data,
     output:
         md=report("reports/tables/{table}.md", category="Tables", caption="../report/table.rst"),
         csv=report("reports/tables/{table}.csv", category="Tables", caption="../report/table.rst"),
@@ -63,7 +88,7 @@ rule table:
     shell:
         "{GPCBENCH} report --only table:{wildcards.table} --config-json {params.config:q}"
         " --published config/published --out reports --folds {input.folds}"
-        " --data-meta {input.meta} 2> {log}"
+        " --data-meta {input.meta} --data {input.data} 2> {log}"
 
 
 rule summary:
@@ -89,6 +114,8 @@ rule figure:
     input:
         folds=lambda w: f"results/{FIGURES[w.figure]['experiment']}/folds.csv",
         meta=figure_meta,
+        data=lambda w: figure_data(w)["data"],
+        splits=lambda w: figure_data(w)["splits"],
     output:
         report("reports/figures/{figure}.png", category="Figures",
                caption="../report/config_figure.rst"),
@@ -100,7 +127,8 @@ rule figure:
         config=lambda w: json.dumps(report_config(config, "figure", w.figure)),
     shell:
         "{GPCBENCH} report --only figure:{wildcards.figure} --config-json {params.config:q}"
-        " --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"
+        " --out reports --folds {input.folds} --data-meta {input.meta} --data {input.data}"
+        " --splits {input.splits} 2> {log}"
 
 
 # The overview: every experiment's folds (completeness, failed folds, provenance in index.md;

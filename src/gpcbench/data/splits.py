@@ -14,7 +14,9 @@ Protocols (``type`` in the config):
     from the data set's provenance.
 ``per_class``
     ``per_cell`` training rows drawn at random from every cell of class x ``strata_feature``
-    (crabs 80/120: 20 per sex and colour; iris 90/60: 30 per species), the rest test.
+    (crabs 80/120: 20 per sex and colour; iris 90/60: 30 per species), the rest test;
+    ``partitions`` (default 1) independent such draws (Cho et al.'s repeated random iris
+    splits).
 ``random``
     ``partitions`` random disjoint train/test draws of sizes ``n_train`` / ``n_test``
     (Zhang, Dai & Jordan sec. 5.1: 20 partitions).
@@ -65,7 +67,7 @@ def _fixed(protocol, dataset, rng):
 
 
 def _per_class(protocol, dataset, rng):
-    per_cell = int(protocol["per_cell"])
+    per_cell, partitions = int(protocol["per_cell"]), int(protocol.get("partitions", 1))
     cells = dataset.y.astype(np.int64)
     feature = protocol.get("strata_feature")
     if feature is not None:
@@ -74,14 +76,17 @@ def _per_class(protocol, dataset, rng):
         column = dataset.X[:, dataset.feature_names.index(feature)]
         _, codes = np.unique(column, return_inverse=True)
         cells = cells * (codes.max() + 1) + codes
-    train = []
-    for cell in np.unique(cells):
-        members = np.flatnonzero(cells == cell)
+    strata = [np.flatnonzero(cells == cell) for cell in np.unique(cells)]
+    for members in strata:
         if members.size <= per_cell:
             raise SplitError(f"a stratum has {members.size} rows, not more than per_cell={per_cell}")
-        train.extend(rng.choice(members, size=per_cell, replace=False))
-    test = np.setdiff1d(np.arange(dataset.X.shape[0]), train)
-    return [{"train": np.array(train), "test": test}]
+    folds = []
+    for _ in range(partitions):
+        train = np.concatenate([rng.choice(members, size=per_cell, replace=False)
+                                for members in strata])
+        folds.append({"train": train,
+                      "test": np.setdiff1d(np.arange(dataset.X.shape[0]), train)})
+    return folds
 
 
 def _random(protocol, dataset, rng):

@@ -23,17 +23,41 @@ def brier_score(y_true: np.ndarray, proba: np.ndarray) -> float:
     return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
 
 
-def fold_metrics(y_true, y_pred, proba, probabilistic: bool) -> dict:
-    """Error, NLPD (``None`` for methods without real probabilities) and Brier score.
+def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> list[list[int]]:
+    """Counts of test points by (true class, predicted class): J x J, rows true class index."""
+    counts = np.zeros((n_classes, n_classes), dtype=np.int64)
+    np.add.at(counts, (np.asarray(y_true, dtype=int), np.asarray(y_pred, dtype=int)), 1)
+    return counts.tolist()
 
-    ``proba`` columns are indexed by class index 0..J-1; for a non-probabilistic method the
-    Brier score is that of its hard (0/1) predictions.
+
+def fold_metrics(y_true, y_pred, proba, probabilistic: bool, *, n_classes: int) -> dict:
+    """Error, NLPD (``None`` for methods without real probabilities), Brier score and the
+    confusion matrix.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (m,)
+        True and predicted class indices 0..J-1 of the test points.
+    proba : ndarray of shape (m, J) or None
+        Predicted probabilities, columns indexed by class; None for a non-probabilistic
+        method, whose Brier score is then that of its hard (0/1) predictions.
+    probabilistic : bool
+        Whether ``proba`` holds real probabilities (else the NLPD is ``None``).
+    n_classes : int
+        J, the number of classes of the data set (the confusion matrix is J x J even when a
+        class is absent from the test rows).
+
+    Returns
+    -------
+    dict
+        error, nlpd, brier, n_test and confusion (J x J list of ints, rows the true class,
+        columns the predicted class); all but n_test are None without test points.
     """
     y_true = np.asarray(y_true)
     if y_true.size == 0:
-        return {"error": None, "nlpd": None, "brier": None, "n_test": 0}
+        return {"error": None, "nlpd": None, "brier": None, "n_test": 0, "confusion": None}
     if proba is None:
-        proba = np.eye(int(max(y_true.max(), np.max(y_pred))) + 1)[y_pred]
+        proba = np.eye(n_classes)[y_pred]
     if not np.all(np.isfinite(proba)):
         raise FloatingPointError("predicted probabilities contain NaN or infinity")
     return {
@@ -41,4 +65,5 @@ def fold_metrics(y_true, y_pred, proba, probabilistic: bool) -> dict:
         "nlpd": negative_log_predictive(y_true, proba) if probabilistic else None,
         "brier": brier_score(y_true, proba),
         "n_test": int(y_true.size),
+        "confusion": confusion_matrix(y_true, y_pred, n_classes),
     }

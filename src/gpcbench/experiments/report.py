@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,10 +19,13 @@ import numpy as np
 import pandas as pd
 
 from gpcbench.config import entry_methods, entry_protocol, n_folds
+from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.io import atomic_write_bytes, atomic_write_text
 
 ERROR_METRICS = ("error", "error_percent", "errors")
+# methods whose fold records a decision-regions figure can refit (softmax_laplace_predict)
+DECISION_REGION_METHODS = ("gpc-laplace-em", "gpc-softmax-laplace-mpl")
 
 
 def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
@@ -99,12 +103,18 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
     return frame
 
 
+def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
+    """The folds a table shows: its experiment, its data sets, its ``methods`` if given."""
+    mine = folds[(folds["experiment"] == table["experiment"])
+                 & folds["dataset"].isin(table["datasets"])]
+    return mine[mine["method"].isin(table["methods"])] if "methods" in table else mine
+
+
 def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
     successful folds), the published value and the flag."""
     names = table.get("method_names", {})
-    mine = folds[(folds["experiment"] == table["experiment"])
-                 & folds["dataset"].isin(table["datasets"])].copy()
+    mine = _table_folds(table, folds).copy()
     mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
     rows = []
     for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
@@ -193,13 +203,13 @@ def _markdown(frame: pd.DataFrame, index_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _latex(frame: pd.DataFrame, title: str) -> str:
+def _latex(frame: pd.DataFrame, title: str, index_name: str = "Method") -> str:
     def esc(s):
         return (str(s).replace("\\", r"\textbackslash{}").replace("&", r"\&").replace("%", r"\%")
                 .replace("_", r"\_").replace("#", r"\#").replace("±", r"$\pm$").replace("—", "--"))
     cols = "l" + "c" * len(frame.columns)
     lines = [r"\begin{table}", rf"\caption{{{esc(title)}}}", rf"\begin{{tabular}}{{{cols}}}",
-             r"\hline", " & ".join(["Method", *map(esc, frame.columns)]) + r" \\", r"\hline"]
+             r"\hline", " & ".join([esc(index_name), *map(esc, frame.columns)]) + r" \\", r"\hline"]
     for index, row in frame.iterrows():
         lines.append(" & ".join([esc(index), *map(esc, row.tolist())]) + r" \\")
     lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
@@ -222,6 +232,114 @@ def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], o
     atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")
     atomic_write_text(out / "tables" / f"{name}.csv", _csv(cells))
     atomic_write_text(out / "tables" / f"{name}.tex", _latex(wide, table["title"]))
+
+
+def published_confusion(table: dict, published_dir: Path) -> pd.DataFrame:
+    """Published rates of a confusion table: (entry, method, true_class, predicted_class,
+    pub_mean). The file has columns ``true_class``, ``predicted_class`` and the ``mean``
+    column; its rates belong to ``published.method`` on the table's first data set."""
+    columns = ["entry", "method", "true_class", "predicted_class", "pub_mean"]
+    spec = table.get("published")
+    if not spec:
+        return pd.DataFrame(columns=columns)
+    raw = pd.read_csv(Path(published_dir) / spec["file"])
+    return pd.DataFrame({"entry": next(iter(table["datasets"])), "method": spec["method"],
+                         "true_class": raw["true_class"].astype(str),
+                         "predicted_class": raw["predicted_class"].astype(str),
+                         "pub_mean": pd.to_numeric(raw[spec["mean"]], errors="coerce")},
+                        columns=columns)
+
+
+def confusion_rates(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-normalised confusion of P folds' J x J count matrices, shape (P, J, J): the counts
+    summed over folds, each true-class row divided by its total (NaN for a row without test
+    points), and the standard error over folds of the per-fold row rates (NaN unless P > 1)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = matrices.sum(axis=0)
+        rates = pooled / pooled.sum(axis=1, keepdims=True)
+        per_fold = matrices / matrices.sum(axis=2, keepdims=True)
+    n = matrices.shape[0]
+    se = (np.std(per_fold, axis=0, ddof=1) / np.sqrt(n) if n > 1
+          else np.full(rates.shape, np.nan))
+    return rates, se
+
+
+def confusion_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
+                    class_names: dict[str, list[str]]) -> pd.DataFrame:
+    """Long confusion table: one row per (data set, method, true class, predicted class) with
+    our rate and its s.e. over the successful folds (:func:`confusion_rates`), the published
+    rate and the flag.
+
+    ``class_names`` maps each of the table's entries to its data set's class names in class
+    index order (the order of the recorded matrices' rows and columns).
+    """
+    names = table.get("method_names", {})
+    mine = _table_folds(table, folds)
+    order = {m: i for i, m in enumerate(table.get("methods", dict.fromkeys(mine["method"])))}
+    mine = mine.sort_values("method", key=lambda m: m.map(order), kind="stable")
+    rows = []
+    for (entry, method), group in mine.groupby(["dataset", "method"], sort=False):
+        ok = group[group["status"] == "ok"]
+        recorded = ok.get("confusion", pd.Series(None, index=ok.index, dtype=object))
+        if not recorded.map(lambda text: isinstance(text, str) and text != "null").all():
+            raise ValueError(f"fold results of {method} on {entry} have no confusion matrix "
+                             "(run before it was recorded): rerun them")
+        classes = class_names[entry]
+        matrices = np.array([json.loads(text) for text in recorded],
+                            dtype=float).reshape(len(ok), len(classes), len(classes))
+        rates, se = confusion_rates(matrices)
+        failed = group[group["status"] != "ok"]
+        for t, true_class in enumerate(classes):
+            for p, predicted in enumerate(classes):
+                rows.append({
+                    "entry": entry, "method": method, "label": names.get(
+                        group["label"].iloc[0], group["label"].iloc[0]),
+                    "true_class": true_class, "predicted_class": predicted,
+                    "ours": rates[t, p], "ours_spread": se[t, p], "ours_se": se[t, p],
+                    "n_ok": len(ok), "n_folds": len(group),
+                    "n_test": float(matrices[:, t].sum()),
+                    "failures": "; ".join(f"fold {r.fold}: {r.status}" for r in failed.itertuples()),
+                })
+    cells = pd.DataFrame(rows, columns=["entry", "method", "label", "true_class",
+                                        "predicted_class", "ours", "ours_spread", "ours_se",
+                                        "n_ok", "n_folds", "n_test", "failures"])
+    unknown = set(published["true_class"]) | set(published["predicted_class"])
+    unknown -= {c for entry in published["entry"].unique() for c in class_names[entry]}
+    if unknown:
+        raise ValueError(f"published classes {sorted(unknown)} are not classes of the data set")
+    cells = cells.merge(published.assign(pub_spread=np.nan),
+                        on=["entry", "method", "true_class", "predicted_class"], how="left")
+    cells["flag"] = [_differs(table, r) for r in cells.itertuples()]
+    cells.insert(0, "dataset", cells["entry"].map(table["datasets"]))
+    return cells
+
+
+def write_confusion_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str],
+                          out: Path):
+    """``tables/<name>.md`` (one true x predicted block per data set and method), ``.csv``
+    (the long cells) and ``.tex`` (the blocks stacked, rows labelled method: true class)."""
+    legend = ("Cells: fraction of the row's true class assigned to the column's predicted class, "
+              "from the confusion counts summed over the successful folds (partitions) ± s.e. "
+              "over folds [published rate]; `!` = differs from the published rate by more "
+              "than two standard errors; a cell without [ ] has no published rate.")
+    md, blocks = [f"# {table['title']}\n", legend + "\n"], []
+    for (dataset, label), block in cells.groupby(["dataset", "label"], sort=False):
+        text = block.assign(text=[_cell_text(r._replace(failures=""), 3)
+                                  for r in block.itertuples()])
+        wide = text.pivot(index="true_class", columns="predicted_class", values="text")
+        order = list(dict.fromkeys(block["true_class"]))
+        wide = wide.reindex(index=order, columns=order)
+        first = block.iloc[0]
+        md += [f"## {label}, {dataset}: {first.n_ok} of {first.n_folds} folds"
+               + (f" ({first.failures})" if first.failures else "") + "\n",
+               _markdown(wide, "true class / predicted")]
+        blocks.append(wide.set_axis([f"{label}: {c}" for c in wide.index], axis=0))
+    md += [f"- {note}" for note in notes]
+    atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")
+    atomic_write_text(out / "tables" / f"{name}.csv", _csv(cells))
+    stacked = pd.concat(blocks) if blocks else pd.DataFrame()
+    atomic_write_text(out / "tables" / f"{name}.tex",
+                      _latex(stacked, table["title"], "Method: true class"))
 
 
 def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path):
@@ -307,6 +425,158 @@ def write_relevance_figure(spec: dict, folds: pd.DataFrame, data_meta: dict, con
     _save(fig, path)
 
 
+def log_hyperparameter_summary(trace: list[dict], hyperparameters: dict, key: str):
+    """Log of a fitted per-feature hyperparameter of one fold: (mean, s.d.) over the retained
+    sampler states, or (fitted value, None) for a point estimate.
+
+    A sampler marks each trace entry with its ``phase``; the entries of phase ``retained``
+    (W&B's HMC: after the discarded first third) are the posterior sample, and the mean and
+    s.d. of their log values are the posterior marginal mean and standard deviation. A
+    trace without phases belongs to a point estimate (MPL), whose fitted value is returned.
+    """
+    if any("phase" in step for step in trace):
+        retained = [step["hyperparameters"][key] for step in trace
+                    if step.get("phase") == "retained"]
+        if not retained:
+            raise ValueError(f"the sampler's trace has no retained states of '{key}'")
+        samples = np.log(np.array([np.atleast_1d(v) for v in retained], dtype=float))
+        return samples.mean(axis=0), samples.std(axis=0)
+    if not isinstance(hyperparameters, dict):
+        raise ValueError("per-class hyperparameters have no single per-feature value")
+    return np.log(np.atleast_1d(np.asarray(hyperparameters[key], dtype=float))), None
+
+
+def write_hmc_relevance_figure(spec: dict, folds: pd.DataFrame, data_meta: dict, config: dict,
+                               path: Path):
+    """W&B Figure 2: per feature, the log of a per-feature hyperparameter (default the ARD
+    weight w_l = inverse lengthscale) of one fold: posterior mean ± one s.d. of a sampler
+    (circles) beside point estimates (squares), one panel per data set."""
+    plt = _pyplot()
+    experiment = config["experiments"][spec["experiment"]]
+    datasets = spec.get("datasets") or list(experiment["datasets"])
+    key, fold = spec.get("value", "inverse_lengthscale"), spec.get("fold", 0)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6.5 * len(datasets), 4), squeeze=False)
+    offsets = np.linspace(-0.15, 0.15, len(spec["methods"]))
+    for ax, dataset in zip(axes[0], datasets):
+        names = data_meta.get(experiment["datasets"][dataset].get("data", dataset),
+                              {}).get("feature_names") or []
+        for offset, method in zip(offsets, spec["methods"]):
+            rows = folds[(folds["experiment"] == spec["experiment"])
+                         & (folds["dataset"] == dataset) & (folds["method"] == method)
+                         & (folds["fold"] == fold) & (folds["status"] == "ok")]
+            if rows.empty:
+                continue
+            row = rows.iloc[0]
+            mean, sd = log_hyperparameter_summary(json.loads(row["trace"]),
+                                                  json.loads(row["hyperparameters"]), key)
+            x = np.arange(1, mean.size + 1) + offset
+            if sd is None:
+                ax.plot(x, mean, "s", mfc="none", label=f"{row['label']} (fitted)")
+            else:
+                ax.errorbar(x, mean, yerr=sd, fmt="o", capsize=3,
+                            label=f"{row['label']} (posterior mean ± 1 s.d.)")
+            ticks = np.arange(1, mean.size + 1)
+            ax.set_xticks(ticks, [f"{i}. {n}" for i, n in zip(ticks, names)] if names else ticks,
+                          rotation=45, fontsize=7)
+        ax.set_xlabel(f"input variable ({dataset}, fold {fold})", fontsize=8)
+        ax.set_ylabel(f"log {key}")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    fig.suptitle(textwrap.fill(spec["title"], 100), fontsize=10)
+    _save(fig, path)
+
+
+def softmax_laplace_predict(hyperparameters: list[dict], X_train, y_train, X,
+                            discrete_features=None, random_state=None) -> np.ndarray:
+    """Classes of ``X`` predicted by the softmax Laplace GP at fixed per-class hyperparameters.
+
+    What :class:`~gpcbench.estimators.laplace_softmax.SoftmaxLaplaceGaussianProcessClassifier`
+    does with ``hyperparameter_learning="fixed"`` (the Laplace mode at the given covariances,
+    the Gaussian latent predictive, the class of largest Monte Carlo softmax probability with
+    its default 1000 draws), composed from :mod:`gpcbench.inference.laplace_softmax` because
+    the estimators take one set of hyperparameters for all classes, while Laplace-EM and MPL
+    record one per class (``hyperparameters_``, one dict per class in class order).
+    """
+    from gpcbench.covariance import Covariance
+    from gpcbench.inference.laplace_softmax import (
+        SoftmaxCovariance,
+        laplace_mode,
+        latent_predictive,
+        mc_class_probabilities,
+    )
+
+    classes, index = np.unique(y_train, return_inverse=True)
+    if len(hyperparameters) != classes.size:
+        raise ValueError(f"{len(hyperparameters)} sets of hyperparameters for "
+                         f"{classes.size} classes")
+    Y = np.eye(classes.size)[index].T
+    covariance = SoftmaxCovariance(tuple(Covariance(**h, discrete_features=discrete_features)
+                                         for h in hyperparameters), classes.size)
+    state = laplace_mode(covariance.matrices(X_train), Y)
+    mean, cov = latent_predictive(state, covariance.cross(X, X_train), covariance.diag(X), Y)
+    return classes[np.argmax(mc_class_probabilities(mean, cov, random_state=random_state),
+                             axis=1)]
+
+
+def write_decision_regions_figure(spec: dict, folds: pd.DataFrame, datasets: dict,
+                                  splits: dict, config: dict, path: Path, grid_size: int = 150):
+    """Cho et al. Fig. 1(c): the class a softmax Laplace method predicts over a grid of a
+    two-feature data set, refitted on one fold's training rows at the hyperparameters the
+    fold recorded (no learning), with the training points and the misclassified test points.
+
+    ``datasets`` maps processed data set names to :class:`~gpcbench.data.dataset.Dataset`,
+    ``splits`` maps ``(experiment, entry)`` to the split file's content. The title gives the
+    refit's test error beside the fold record's (they agree up to the Laplace mode's
+    tolerance).
+    """
+    from gpcbench.experiments.run_fold import standardize
+
+    plt = _pyplot()
+    experiment = config["experiments"][spec["experiment"]]
+    (method,), fold = spec["methods"], spec.get("fold", 0)
+    entry = (spec.get("datasets") or list(experiment["datasets"]))[0]
+    data = datasets[experiment["datasets"][entry].get("data", entry)]
+    if data.X.shape[1] != 2:
+        raise ValueError(f"decision regions need 2 input features; {entry} has {data.X.shape[1]}")
+    rows = folds[(folds["experiment"] == spec["experiment"]) & (folds["dataset"] == entry)
+                 & (folds["method"] == method) & (folds["fold"] == fold)
+                 & (folds["status"] == "ok")]
+    if rows.empty:
+        raise ValueError(f"no successful result of {method} on {entry} fold {fold}")
+    row = rows.iloc[0]
+    split = splits[(spec["experiment"], entry)]["folds"][fold]
+    train, test = np.asarray(split["train"]), np.asarray(split["test"])
+    lo, hi = data.X.min(axis=0), data.X.max(axis=0)
+    lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+    g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], grid_size), np.linspace(lo[1], hi[1], grid_size))
+    grid = np.column_stack([g0.ravel(), g1.ravel()])
+    X_train, X_new = data.X[train], np.vstack([data.X[test], grid])
+    if experiment.get("standardize", True):
+        X_train, X_new = standardize(X_train, X_new)
+    predicted = softmax_laplace_predict(
+        json.loads(row["hyperparameters"]), X_train, data.y[train], X_new,
+        [kind == "discrete" for kind in data.feature_types], int(row["seed"]))
+    on_test, on_grid = predicted[:test.size], predicted[test.size:]
+    wrong = test[on_test != data.y[test]]
+    n_classes = len(data.class_names)
+    colours = plt.get_cmap("tab10")(np.arange(n_classes))
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.contourf(g0, g1, on_grid.reshape(g0.shape), levels=np.arange(n_classes + 1) - 0.5,
+                colors=colours, alpha=0.25)
+    for k, name in enumerate(data.class_names):
+        members = train[data.y[train] == k]
+        ax.scatter(*data.X[members].T, s=14, color=colours[k], edgecolor="k", linewidth=0.4,
+                   label=f"{name} (training)")
+    ax.scatter(*data.X[wrong].T, marker="x", s=22, color="k",
+               label=f"misclassified test points ({wrong.size} of {test.size})")
+    ax.set_xlabel(data.feature_names[0])
+    ax.set_ylabel(data.feature_names[1])
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(f"{spec['title']}\n{row['label']}, fold {fold}: test error "
+                 f"{wrong.size / test.size:.3f} (fold record {float(row['error']):.3f})",
+                 fontsize=9)
+    _save(fig, path)
+
+
 def write_figure(all_cells: pd.DataFrame, out: Path):
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 5))
@@ -371,24 +641,47 @@ def _parse_target(config: dict, target: str) -> tuple[str, str]:
 
 
 def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_dir,
-                      data_meta: dict, out: Path) -> pd.DataFrame:
+                      data_meta: dict, out: Path, datasets: dict | None = None) -> pd.DataFrame:
     """``tables/<name>.md/.csv/.tex`` of one config table. ``config`` needs only the table and
-    its experiment; ``data_meta`` only the table's data sets (for the notes)."""
+    its experiment; ``data_meta`` only the table's data sets (for the notes); ``datasets``
+    (processed name -> Dataset) only for a confusion table (its class names)."""
     table = config["tables"][name]
+    notes = _entry_notes(config, table, data_meta)
+    if table["metric"] == "confusion":
+        entries = config["experiments"][table["experiment"]]["datasets"]
+        class_names = {entry: datasets[entries[entry].get("data", entry)].class_names
+                       for entry in table["datasets"]}
+        try:
+            cells = confusion_cells(table, folds,
+                                    published_confusion(table, Path(published_dir)), class_names)
+        except ValueError as exc:
+            raise ValueError(f"table '{name}': {exc}") from None
+        write_confusion_table(name, table, cells, notes, Path(out))
+        return cells
     cells = table_cells(table, folds, published_cells(table, Path(published_dir)))
-    write_table(name, table, cells, _entry_notes(config, table, data_meta), Path(out))
+    write_table(name, table, cells, notes, Path(out))
     return cells
 
 
 def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,
-                        out: Path):
-    """``figures/<name>.png`` of one config figure (convergence or relevance)."""
+                        out: Path, datasets: dict | None = None, splits: dict | None = None):
+    """``figures/<name>.png`` of one config figure (convergence, relevance, hmc_relevance or
+    decision_regions; the last needs its data set in ``datasets`` and its split in
+    ``splits``, keyed by (experiment, entry))."""
     spec = config["figures"][name]
     path = Path(out) / "figures" / f"{name}.png"
     if spec["type"] == "convergence":
         write_convergence_figure(spec, folds, path)
-    else:
+    elif spec["type"] == "relevance":
         write_relevance_figure(spec, folds, data_meta, config, path)
+    else:
+        try:
+            if spec["type"] == "hmc_relevance":
+                write_hmc_relevance_figure(spec, folds, data_meta, config, path)
+            else:
+                write_decision_regions_figure(spec, folds, datasets, splits, config, path)
+        except ValueError as exc:
+            raise ValueError(f"figure '{name}': {exc}") from None
 
 
 def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: dict, out: Path):
@@ -408,23 +701,30 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
 
 
 def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
-                 only: str | None = None):
+                 only: str | None = None, data_paths=(), split_paths=()):
     """Write one output group of ``report_targets`` (``only``, e.g. ``table:kim2006_table4``)
     or, without ``only``, all of them under ``out_dir``. The Snakemake rules run one group per
-    job, passing only the folds, data-set metadata and config that group needs."""
+    job, passing only the folds, data-set metadata and config that group needs, and the
+    processed data sets (``data/processed/<name>.npz``) and split files
+    (``data/splits/<experiment>/<entry>.json``) of confusion tables and decision-region
+    figures."""
+
     targets = [_parse_target(config, only)] if only else [
         _parse_target(config, target) for target in report_targets(config)]
     out = Path(out_dir)
     folds = pd.concat([pd.read_csv(p) for p in fold_tables], ignore_index=True)
     data_meta = {Path(p).stem: json.loads(Path(p).read_text()) for p in data_meta_paths}
+    datasets = {Path(p).stem: load_dataset(Path(p)) for p in data_paths}
+    splits = {(Path(p).parent.name, Path(p).stem): json.loads(Path(p).read_text())
+              for p in split_paths}
     summary = summarise(folds) if any(kind == "summary" for kind, _ in targets) else None
     for kind, name in targets:
         if kind == "table":
-            write_table_files(name, config, folds, published_dir, data_meta, out)
+            write_table_files(name, config, folds, published_dir, data_meta, out, datasets)
         elif kind == "summary":
             write_summary(name, config["experiments"][name], summary, out)
         elif kind == "figure":
-            write_config_figure(name, config, folds, data_meta, out)
+            write_config_figure(name, config, folds, data_meta, out, datasets, splits)
         else:
             write_overview(config, folds, published_dir, data_meta, out)
 

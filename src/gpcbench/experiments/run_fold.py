@@ -139,7 +139,8 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
     if status == "ok":
         try:
             record["metrics"] = fold_metrics(data.y[test], outcome["y_pred"], outcome["proba"],
-                                             method_spec(method).probabilistic)
+                                             method_spec(method).probabilistic,
+                                             n_classes=len(data.class_names))
         except FloatingPointError as exc:
             record.update(status="diverged", message=str(exc))
         record["timings"] = {"fit_s": outcome["fit_s"], "predict_s": outcome["predict_s"]}
