@@ -27,6 +27,20 @@ n_gamma + 1 only. A move appends a row to the Cholesky factors of Upsilon and K_
 (:func:`chol_append`) or deletes one by a rank-one update of the trailing block
 (:func:`chol_delete`): O(n_gamma^2) per proposal plus O(n n_gamma) for the new kernel column.
 Upsilon is refactorised once per sweep, after g and eta change.
+
+Multiclass (section 6.2, :func:`run_chain_multi`): J classes, S = (K~ B~ + E) H (eq. 13) with
+the centring H = I - 11'/J, so every row of S sums to zero and y_i = argmax_j s_ij; one active
+set gamma for all classes, B~'s columns independent N(0, Sigma_gamma^-1) with the shared eta, g.
+For any orthonormal basis V of the centred subspace, S V = K~ (B~V) + E V is J - 1 independent
+copies of the binary model; hence (choices where the paper only says "apply section 3.2"):
+p(S | gamma) = prod of J - 1 eq.-8 densities (|Q|^-(J-1)/2 exp(-tr S'Q^-1 S / 2)), used by the
+gamma and theta moves unchanged otherwise (``copies`` = J - 1); eta | u and g | B~H are the
+section 3.2 Gamma conditionals with J - 1 contrasts (the class mean of B~ never enters S; its
+posterior is its prior); step (a) is Holmes-Held's marginal update applied to each row of S,
+N(mu_i, (1 + r) H) on the cone {s_iy_i > s_il}, sampled by one pass of the paper's univariate
+truncated normals (:func:`cone_row`) -- the paper states them conditionally on beta (variance
+1); here beta~ is integrated out as in section 3.2's step (a). Predictions: the probit argmax
+probability by Gauss-Hermite quadrature (:func:`argmax_probability`).
 """
 
 from __future__ import annotations
