@@ -5,7 +5,10 @@ synthetic data of the paper's sizes (n, k_max) = (300, 100), (500, 200), (2000, 
 starting from n_gamma = k_max (Table 7: chains sit near k_max) and prints sweeps per second and
 the implied time of 10,000 sweeps beside the paper's reported FBGKM times for data sets of the
 same n and k_max (config/published/zhang2011_table3.csv, table11.csv: whole runs, Matlab on a
-2.8 GHz Pentium 4, including prediction). Usage: PYTHONPATH=src python benchmarks/bench_mcmc.py
+2.8 GHz Pentium 4, including prediction). Then the multiclass sampler of section 6.2
+(:func:`gpcbench.mcmc.gkm.run_chain_multi`) at n = 300, k_max = 100 for J = 3 and 6 classes,
+beside the binary sampler's rate at the same n and k_max measured in the same run (the paper
+reports no multiclass timings). Usage: PYTHONPATH=src python benchmarks/bench_mcmc.py
 """
 
 import time
@@ -16,7 +19,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from gpcbench.estimators.gkm import mean_distance
-from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.gkm import gauss_hermite, run_chain, run_chain_multi
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published"
 SIZES = {(300, 100): ["Letters (A vs. B)", "Letters (A vs. C)"],
@@ -42,6 +45,28 @@ def sweeps_per_second(n, k_max, n_sweeps, p=60, seed=0):
     return n_sweeps / (time.perf_counter() - start), out[0][:, 3].mean()
 
 
+def multiclass_sweeps_per_second(n, k_max, J, n_sweeps, p=60, seed=0):
+    """As :func:`sweeps_per_second` for J classes (labels: argmax of J noisy features)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = np.argmax(X[:, :J] + 0.5 * rng.normal(size=(n, J)), axis=1).astype(np.int64)
+    x = np.zeros((J, n))
+    x[y, np.arange(n)] = 1.0
+    S = x - x.mean(axis=0)
+    act = rng.choice(n, k_max, replace=False).astype(np.int64)
+    params = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, 1e-6, 0.2])
+    out = (np.zeros((n_sweeps, J + 3)), np.zeros((0, k_max), dtype=np.int64),
+           np.zeros((0, J, k_max + 1)), np.zeros((0, J, k_max + 1)), np.zeros((0, 1)),
+           np.zeros((0, 2)), np.zeros((0, 1)))
+    args = (X, y, S, act, k_max, np.array([mean_distance(X)]), np.array([[0.1], [1e3]]),
+            params, k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, n_sweeps, 1]),
+            np.zeros(0, dtype=np.int64), gauss_hermite(), seed, out,
+            np.zeros((4, 2), dtype=np.int64))
+    start = time.perf_counter()
+    run_chain_multi(*args)
+    return n_sweeps / (time.perf_counter() - start), out[0][:, -1].mean()
+
+
 def published_seconds(datasets):
     rows = pd.concat([pd.read_csv(PUBLISHED / f) for f in ("zhang2011_table3.csv",
                                                             "zhang2011_table11.csv")])
@@ -56,6 +81,15 @@ def main():
         rate, n_gamma = sweeps_per_second(n, k_max, max(200, 300_000 // n))
         print(f"{n:>6} {k_max:>6} {n_gamma:>13.1f} {rate:>9.0f} {1e4 / rate:>9.1f} s  "
               f"{published_seconds(datasets)}")
+    multiclass_sweeps_per_second(50, 10, 3, 5)  # compile
+    n, k_max = 300, 100
+    binary, _ = sweeps_per_second(n, k_max, 1000)
+    print(f"\nmulticlass (section 6.2), n = {n}, k_max = {k_max}; binary in this run: "
+          f"{binary:.0f} sweeps/s")
+    print(f"{'J':>3} {'mean n_gamma':>13} {'sweeps/s':>9} {'binary / multiclass':>20} {'10k sweeps':>11}")
+    for J in (3, 6):
+        rate, n_gamma = multiclass_sweeps_per_second(n, k_max, J, 1000)
+        print(f"{J:>3} {n_gamma:>13.1f} {rate:>9.0f} {binary / rate:>20.2f} {1e4 / rate:>9.1f} s")
 
 
 if __name__ == "__main__":

@@ -262,9 +262,3 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
     assert set(clf.diagnostics_["g"]) >= {"rhat", "ess", "brooks_burn_in"}
     proba = clf.predict_proba(X[150:])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-
-
-def test_more_than_two_classes_is_an_error():
-    X, _, _ = _problem(30)
-    with pytest.raises(ValueError, match="Only binary classification"):
-        FBGKMClassifier(**TINY).fit(X, np.arange(30) % 3)

@@ -12,6 +12,12 @@ the kept sweeps (Bayesian model averaging, section 3.3):
   m_t = u + k*' P^-1 K_gamma'(s - u 1), v_t = 1 + k*' P^-1 k*, P = g K_gammagamma + K_gamma'K_gamma
   (the paper's expressions after Woodbury); p(y* = 1) averages P(s* > 0) = Phi(m_t / sqrt(v_t)),
   the probability of the paper's draw of s* being positive (its Rao-Blackwellised value).
+
+More than two classes run the section 6.2 sampler (:func:`gpcbench.mcmc.gkm.run_chain_multi`):
+centred class scores f = B~H' k~(x*) per kept draw, and p(y* = j) averages the probit argmax
+probability P(f_j + e_j > f_l + e_l, l != j) = E_z[prod_{l != j} Phi(z + f_j - f_l)], computed
+by 48-node Gauss-Hermite quadrature (:func:`gpcbench.mcmc.gkm.argmax_probability`); SGPC uses
+its predictive N(m_t, v_t H) of the centred s*, f = m_t / sqrt(v_t) class by class.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
-from gpcbench.mcmc.gkm import MOVES, run_chain
+from gpcbench.mcmc.gkm import (MOVES, add_class_probabilities, gauss_hermite, run_chain,
+                                run_chain_multi)
 
 TRACED = ("u", "g", "eta", "n_gamma")
+_QUADRATURE = gauss_hermite(48)  # nodes, weights of the multiclass argmax probability
 
 
 def mean_distance(X, chunk: int = 512) -> float:
@@ -85,7 +93,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags
 
     def _validate(self):
@@ -103,7 +111,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,), two classes
+        y : array-like of shape (n_samples,), at least two classes (more than two: the
+            section 6.2 multiclass sampler)
 
         Returns
         -------
@@ -113,9 +122,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y01 = np.unique(y, return_inverse=True)
-        if self.classes_.size != 2:
-            raise ValueError(f"Only binary classification is supported; got "
-                             f"{self.classes_.size} class(es)")
+        if self.classes_.size < 2:
+            raise ValueError(f"Need at least two classes; got {self.classes_.size} class(es)")
         self.X_train_ = X
         n, p = X.shape
         width = mean_distance(X) if isinstance(self.kernel_width, str) else float(self.kernel_width)
@@ -124,25 +132,31 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(2**31 - 1, size=self.n_chains)
         probe = np.sort(random_state.permutation(n)[: self.n_probe]).astype(np.int64)
-        runs = [self._chain(X, y01.astype(np.int64), width, k_max, probe, int(seed))
-                for seed in seeds]
+        chain = self._chain if self.classes_.size == 2 else self._chain_multi
+        runs = [chain(X, y01.astype(np.int64), width, k_max, probe, int(seed)) for seed in seeds]
         self._collect(runs, k_max)
         return self
 
-    def _chain(self, X, y, width, k_max, probe, seed):
+    def _start(self, X, width, k_max, seed):
+        """Initial theta, its bounds, active set and the sampler's settings for one chain."""
         n, p = X.shape
-        learn = self.kernel_width == "learn"
         rng = np.random.default_rng(seed)
         theta = np.full(p if self.ard else 1, width)
         bounds = np.outer(self.theta_bounds, theta)
         k = k_max // 2 if self._sparse else n
         act = np.zeros(k_max, dtype=np.int64)
         act[:k] = rng.choice(n, k, replace=False) if self._sparse else np.arange(n)
-        s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
         params = np.array([1.0, 1.0, self.a_eta, self.b_eta, self.a_g, self.b_g, self.a_alpha,
                            self.b_alpha, self.jitter, self.theta_step])
-        flags = np.array([1, 1, int(self._sparse), int(learn)], dtype=np.int64)
+        flags = np.array([1, 1, int(self._sparse), int(self.kernel_width == "learn")],
+                         dtype=np.int64)
         schedule = np.array([self.n_sweeps, self.burn_in, self.thin], dtype=np.int64)
+        return rng, theta, bounds, k, act, params, flags, schedule
+
+    def _chain(self, X, y, width, k_max, probe, seed):
+        n = X.shape[0]
+        rng, theta, bounds, k, act, params, flags, schedule = self._start(X, width, k_max, seed)
+        s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
         n_kept = (self.n_sweeps - self.burn_in) // self.thin
         out = (np.zeros((self.n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
                np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
@@ -153,35 +167,58 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
                   int(rng.integers(2**31 - 1)), out, counts)
         return out, counts
 
+    def _chain_multi(self, X, y, width, k_max, probe, seed):
+        """One chain of the section 6.2 sampler; coefficients returned as (kept, k_max+1, J)."""
+        n, J = X.shape[0], self.classes_.size
+        rng, theta, bounds, k, act, params, flags, schedule = self._start(X, width, k_max, seed)
+        x = np.zeros((J, n))  # S' = H x: each point's class column largest, rows centred
+        x[y, np.arange(n)] = np.abs(rng.standard_normal(n))
+        S = x - x.mean(axis=0)
+        n_kept = (self.n_sweeps - self.burn_in) // self.thin
+        out = (np.zeros((self.n_sweeps, J + 3)), np.zeros((n_kept, k_max), dtype=np.int64),
+               np.zeros((n_kept, J, k_max + 1)), np.zeros((n_kept, J, k_max + 1)),
+               np.zeros((n_kept, theta.size)), np.zeros((n_kept, 2)),
+               np.zeros((n_kept, probe.size)))
+        counts = np.zeros((4, 2), dtype=np.int64)
+        run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedule, probe,
+                        _QUADRATURE, int(rng.integers(2**31 - 1)), out, counts)
+        out = out[:2] + (out[2].transpose(0, 2, 1), out[3].transpose(0, 2, 1)) + out[4:]
+        return out, counts
+
     def _collect(self, runs, k_max):
-        traces = np.stack([out[0] for out, _ in runs])  # (chains, sweeps, 4)
+        traces = np.stack([out[0] for out, _ in runs])  # (chains, sweeps, 4 or J + 3)
         kept = [np.concatenate([out[i] for out, _ in runs]) for i in range(1, 7)]
         self.active_, self.coef_, self.aux_, self.theta_, self.hyper_, probe = kept
-        self.n_active_trace_ = traces[:, :, 3].astype(int)
+        self.n_active_trace_ = traces[:, :, -1].astype(int)
         rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
-        self.samples_ = {name: traces[:, rows, i] for i, name in enumerate(TRACED)}
+        n_u = traces.shape[2] - 3  # u: one intercept (binary) or one per class
+        columns = {"u": 0 if n_u == 1 else slice(0, n_u), "g": n_u, "eta": n_u + 1,
+                   "n_gamma": n_u + 2}
+        traced = {name: traces[:, :, columns[name]] for name in TRACED}
+        self.samples_ = {name: trace[:, rows] for name, trace in traced.items()}
         counts = sum(c for _, c in runs)
         self.acceptance_rates_ = {move: float(counts[i, 1] / counts[i, 0]) if counts[i, 0]
                                   else float("nan") for i, move in enumerate(MOVES)}
         probe = probe.reshape(len(runs), rows.size, -1)
-        self.diagnostics_ = self._diagnostics(traces, probe)
+        self.diagnostics_ = self._diagnostics(traced, probe)
         rhats = [self.diagnostics_[name]["rhat"] for name in TRACED]
         rhats.append(self.diagnostics_["probe_probability"]["max_rhat"])
         burn = self.diagnostics_["brooks_burn_in"]
         self.converged_ = bool(np.nanmax(rhats + [1.0]) < 1.1 and burn <= self.burn_in)
         self.n_iter_ = self.n_sweeps
 
-    def _diagnostics(self, traces, probe):
+    def _diagnostics(self, traced, probe):
+        """Per traced scalar as in ``diagnostics_``; a per-class u (multiclass) reports the
+        largest R-hat and Brooks burn-in and the smallest ESS over its classes."""
         enough = probe.shape[1] >= 4
         result = {}
-        for i, name in enumerate(TRACED):
-            kept = self.samples_[name]
-            ess = effective_sample_size(kept) if enough else float("nan")
-            # Brooks asks for ~independent draws: thin by the autocorrelation time in sweeps
-            step = max(1, round(self.thin * kept.size / ess)) if ess > 0 else self.thin
-            brooks = [brooks_burn_in(chain, thin=step) for chain in traces[:, :, i]]
-            result[name] = {"rhat": split_rhat(kept) if enough else float("nan"), "ess": ess,
-                            "brooks_burn_in": float(np.max(brooks)), "brooks_thin": step}
+        for name in TRACED:
+            trace = traced[name]
+            parts = [trace] if trace.ndim == 2 else [trace[:, :, j] for j in range(trace.shape[2])]
+            scores = [self._trace_diagnostics(part, enough) for part in parts]
+            worst = {"rhat": np.max, "ess": np.min, "brooks_burn_in": np.max, "brooks_thin": np.max}
+            result[name] = scores[0] if len(scores) == 1 else {
+                key: float(pick([s[key] for s in scores])) for key, pick in worst.items()}
         columns = range(probe.shape[2]) if enough else []
         rhat = [split_rhat(probe[:, :, q]) for q in columns]
         ess = [effective_sample_size(probe[:, :, q]) for q in columns]
@@ -192,9 +229,23 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         result["brooks_burn_in"] = float(max(result[name]["brooks_burn_in"] for name in TRACED))
         return result
 
+    def _trace_diagnostics(self, trace, enough):
+        """R-hat, ESS and Brooks burn-in of one scalar traced over (chains, sweeps)."""
+        rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
+        kept = trace[:, rows]
+        ess = effective_sample_size(kept) if enough else float("nan")
+        # Brooks asks for ~independent draws: thin by the autocorrelation time in sweeps
+        step = max(1, round(self.thin * kept.size / ess)) if ess > 0 else self.thin
+        brooks = [brooks_burn_in(chain, thin=step) for chain in trace]
+        return {"rhat": split_rhat(kept) if enough else float("nan"), "ess": ess,
+                "brooks_burn_in": float(np.max(brooks)), "brooks_thin": step}
+
     def _positive_probability(self, X):
+        """Binary: p(y* = classes_[1]); multiclass: (n, J) class probabilities, averaged over
+        the kept draws (section 3.3)."""
         groups = np.unique(self.theta_, axis=0, return_inverse=True)[1].ravel()
-        total = np.zeros(X.shape[0])
+        total = np.zeros(X.shape[0]) if self.coef_.ndim == 2 else np.zeros((X.shape[0],
+                                                                             self.coef_.shape[2]))
         for group in np.unique(groups):
             draws = np.flatnonzero(groups == group)
             theta = self.theta_[draws[0]]
@@ -207,6 +258,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         return total / self.active_.shape[0]
 
     def _draw_probability(self, t, act, K_test, theta):
+        if self.coef_.ndim == 3:
+            return self._draw_class_probabilities(t, act, K_test, theta)
         u, beta = self.coef_[t, 0], self.coef_[t, 1:act.size + 1]
         if not self._gp:
             return ndtr(u + K_test @ beta)
@@ -217,6 +270,26 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         V = solve_triangular(R, K_test.T, lower=True)
         return ndtr((u + K_test @ a) / np.sqrt(1.0 + np.einsum("ij,ij->j", V, V)))
 
+    def _draw_class_probabilities(self, t, act, K_test, theta):
+        """One kept draw's (n, J) probit argmax probabilities (section 6.2): centred scores
+        f = u + K_test B (FBGKM / BGKM), or SGPC's m / sqrt(v) with m_j the predictive mean of
+        s*_j (section 4.2, per class column) and v its common variance."""
+        u, B = self.coef_[t, 0], self.coef_[t, 1:act.size + 1]
+        scale = np.ones(K_test.shape[0])
+        if not self._gp:
+            F = u + K_test @ B
+        else:
+            K = rbf(self.X_train_, self.X_train_[act], theta)
+            P = self.hyper_[t, 0] * (K[act] + self.jitter * np.eye(act.size)) + K.T @ K
+            R = cholesky(P, lower=True)
+            A = cho_solve((R, True), self.aux_[t, 1:act.size + 1] - np.outer(K.sum(axis=0), u))
+            V = solve_triangular(R, K_test.T, lower=True)
+            F = u + K_test @ A
+            scale = np.sqrt(1.0 + np.einsum("ij,ij->j", V, V))
+        out = np.zeros(F.shape)
+        add_class_probabilities(np.ascontiguousarray(F), scale, _QUADRATURE, out)
+        return out
+
     def predict_proba(self, X):
         """Model-averaged class probabilities over the kept sweeps of all chains.
 
@@ -226,11 +299,13 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, 2)
+        ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         p = np.clip(self._positive_probability(X), 0.0, 1.0)
+        if p.ndim == 2:  # multiclass: quadrature error aside, the rows already sum to one
+            return p / p.sum(axis=1, keepdims=True)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
@@ -244,7 +319,10 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        positive = self.predict_proba(X)[:, 1] > 0.5
+        proba = self.predict_proba(X)
+        if proba.shape[1] > 2:
+            return self.classes_[np.argmax(proba, axis=1)]
+        positive = proba[:, 1] > 0.5
         return self.classes_[positive.astype(int)]
 
 
@@ -279,22 +357,27 @@ _PARAMETERS = """
     jitter : float, default=1e-6
         Added to the diagonal of K_gammagamma (its Moore-Penrose case of section 2.2).
     n_probe : int, default=20
-        Training points whose Phi(u + k' beta) per kept sweep enters ``diagnostics_``.
+        Training points whose Phi(u + k' beta) per kept sweep (multiclass: the probability of
+        the point's own class) enters ``diagnostics_``.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
+        Two classes: the section 3 model; more: the section 6.2 multiclass model (J centred
+        auxiliary columns, one active set gamma shared by the classes).
     kernel_width_ : float
         The width theta starts from (the fixed width unless ``kernel_width='learn'``).
     n_active_trace_ : ndarray of shape (n_chains, n_sweeps)
         n_gamma after each sweep's step (a) (Figure 2).
     samples_ : dict of ndarray of shape (n_chains, n_kept)
-        u, g, eta and n_gamma at the kept sweeps.
+        u, g, eta and n_gamma at the kept sweeps (multiclass: u of shape
+        (n_chains, n_kept, n_classes), the centred class intercepts).
     acceptance_rates_ : dict
         Accepted / proposed birth, death, swap and theta moves (NaN if none proposed).
     diagnostics_ : dict
         Per traced quantity: split R-hat and ESS over the chains' kept draws and the Brooks
-        (1998) CUSUM burn-in (max over chains, in sweeps); ``probe_probability``: the largest
+        (1998) CUSUM burn-in (max over chains, in sweeps; multiclass u: the worst class);
+        ``probe_probability``: the largest
         R-hat and smallest ESS of Phi(u + k_i' beta) over the probe points;
         ``brooks_burn_in``: the largest burn-in estimate.
     converged_ : bool
@@ -303,7 +386,9 @@ _PARAMETERS = """
         Sweeps per chain.
     active_, coef_, aux_, theta_, hyper_ : ndarray
         Per kept draw (chains pooled): active indices (-1 padded), (u, beta_gamma), K~'s,
-        kernel widths and (g, eta), the states the predictions average over.
+        kernel widths and (g, eta), the states the predictions average over. Multiclass:
+        ``coef_`` and ``aux_`` of shape (n_kept, k_max + 1, n_classes), the centred class
+        coefficients B~H and K~'S.
 """
 
 

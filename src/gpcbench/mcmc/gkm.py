@@ -27,6 +27,20 @@ n_gamma + 1 only. A move appends a row to the Cholesky factors of Upsilon and K_
 (:func:`chol_append`) or deletes one by a rank-one update of the trailing block
 (:func:`chol_delete`): O(n_gamma^2) per proposal plus O(n n_gamma) for the new kernel column.
 Upsilon is refactorised once per sweep, after g and eta change.
+
+Multiclass (section 6.2, :func:`run_chain_multi`): J classes, S = (K~ B~ + E) H (eq. 13) with
+the centring H = I - 11'/J, so every row of S sums to zero and y_i = argmax_j s_ij; one active
+set gamma for all classes, B~'s columns independent N(0, Sigma_gamma^-1) with the shared eta, g.
+For any orthonormal basis V of the centred subspace, S V = K~ (B~V) + E V is J - 1 independent
+copies of the binary model; hence (choices where the paper only says "apply section 3.2"):
+p(S | gamma) = prod of J - 1 eq.-8 densities (|Q|^-(J-1)/2 exp(-tr S'Q^-1 S / 2)), used by the
+gamma and theta moves unchanged otherwise (``copies`` = J - 1); eta | u and g | B~H are the
+section 3.2 Gamma conditionals with J - 1 contrasts (the class mean of B~ never enters S; its
+posterior is its prior); step (a) is Holmes-Held's marginal update applied to each row of S,
+N(mu_i, (1 + r) H) on the cone {s_iy_i > s_il}, sampled by one pass of the paper's univariate
+truncated normals (:func:`cone_row`) -- the paper states them conditionally on beta (variance
+1); here beta~ is integrated out as in section 3.2's step (a). Predictions: the probit argmax
+probability by Gauss-Hermite quadrature (:func:`argmax_probability`).
 """
 
 from __future__ import annotations
@@ -152,23 +166,36 @@ def truncated_normal(mean, sd, positive):
 
 
 @njit(cache=True)
+def draw_precision(quad, count, a, b):
+    """Ga((a + count)/2, (b + quad)/2) (shape, rate): the conjugate update of a precision
+    with prior Ga(a/2, b/2) after ``count`` Gaussian coordinates of quadratic form ``quad``."""
+    return np.random.gamma(0.5 * (a + count), 2.0 / (b + quad))
+
+
+@njit(cache=True)
 def draw_eta(u, a_eta, b_eta):
     """[eta | u] ~ Ga((a_eta + 1)/2, (b_eta + u^2)/2) (section 3.2; shape, rate)."""
-    return np.random.gamma(0.5 * (a_eta + 1.0), 2.0 / (b_eta + u * u))
+    return draw_precision(u * u, 1.0, a_eta, b_eta)
 
 
 @njit(cache=True)
 def draw_g(quad, k, a_g, b_g):
     """[g | beta] ~ Ga((a_g + n_gamma)/2, (b_g + beta' K_gammagamma beta)/2) (section 3.2)."""
-    return np.random.gamma(0.5 * (a_g + k), 2.0 / (b_g + quad))
+    return draw_precision(quad, k, a_g, b_g)
+
+
+@njit(cache=True)
+def leverage(Kt, i, k1, L, w):
+    """w = L^-1 K~_i' and H_ii = |w|^2, the leverage of point i (appendix A's H(i, i))."""
+    forward(L, k1, Kt[i], w)
+    return _dot(w, w, k1)
 
 
 @njit(cache=True)
 def holmes_held(Kt, k1, L, z, s, y, w):
     """Appendix A, algorithm 1 in whitened coordinates (see the module docstring)."""
     for i in range(s.shape[0]):
-        forward(L, k1, Kt[i], w)
-        h = _dot(w, w, k1)
+        h = leverage(Kt, i, k1, L, w)
         ratio = h / (1.0 - h)
         mean = (1.0 + ratio) * _dot(w, z, k1) - ratio * s[i]
         new = truncated_normal(mean, math.sqrt(1.0 + ratio), y[i] > 0)
@@ -191,6 +218,22 @@ def log_marginal(k, eta, g, ld_K, ld_U, ss, z):
     """log p(s | gamma, eta, g) of eq. 8 via eq. 11, without -n/2 log(2 pi)."""
     log_det_q = -math.log(eta) - k * math.log(g) - ld_K + ld_U
     return -0.5 * log_det_q - 0.5 * (ss - _dot(z, z, k + 1))
+
+
+@njit(cache=True)
+def log_marginal_cols(k, eta, g, ld_K, ld_U, ss, Z, copies):
+    """log p(S | gamma, eta, g) for the columns Z[j] = L^-1 K~'s_j, sum_j s_j's_j = ss.
+
+    ``copies`` independent N(0, Q_gamma) columns: the binary s (1), or the J - 1 orthonormal
+    contrasts of the centred multiclass S (section 6.2, S ~ N_{n,J}(0, Q_gamma x H)), whose
+    quadratic form tr(S'Q^-1 S) is the sum over the J centred class columns. Without the
+    -n copies/2 log(2 pi).
+    """
+    log_det_q = -math.log(eta) - k * math.log(g) - ld_K + ld_U
+    zz = 0.0
+    for j in range(Z.shape[0]):
+        zz += _dot(Z[j], Z[j], k + 1)
+    return -0.5 * copies * log_det_q - 0.5 * (ss - zz)
 
 
 @njit(cache=True)
@@ -223,13 +266,38 @@ def build_upsilon(G, Kgg, k, eta, g, U):
 
 
 @njit(cache=True)
-def refresh(G, Kgg, k, eta, g, c, U, L, LK, z):
-    """Refactor Upsilon and K_gammagamma; z = L^-1 c. Returns (log|Kgg|, log|Upsilon|)."""
+def factorise(G, Kgg, k, eta, g, U, L, LK):
+    """Refactor Upsilon and K_gammagamma. Returns (log|Kgg|, log|Upsilon|)."""
     build_upsilon(G, Kgg, k, eta, g, U)
     if not cholesky_into(U, L, k + 1) or not cholesky_into(Kgg, LK, k):
         raise ValueError("Upsilon or K_gammagamma is not positive definite; raise jitter")
-    forward(L, k + 1, c, z)
     return log_det(LK, k), log_det(L, k + 1)
+
+
+@njit(cache=True)
+def refresh(G, Kgg, k, eta, g, c, U, L, LK, z):
+    """Refactor Upsilon and K_gammagamma; z = L^-1 c. Returns (log|Kgg|, log|Upsilon|)."""
+    ld = factorise(G, Kgg, k, eta, g, U, L, LK)
+    forward(L, k + 1, c, z)
+    return ld
+
+
+@njit(cache=True)
+def refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z):
+    """:func:`refresh` for several columns: Z[j] = L^-1 C[j]."""
+    ld = factorise(G, Kgg, k, eta, g, U, L, LK)
+    for j in range(C.shape[0]):
+        forward(L, k + 1, C[j], Z[j])
+    return ld
+
+
+@njit(cache=True)
+def project_cols(Kt, k, S, C):
+    """C[j, a] = K~[:, a]'s_j for a <= k: the sufficient statistics K~'S."""
+    for a in range(k + 1):
+        col = Kt[:, a].copy()
+        for j in range(S.shape[0]):
+            C[j, a] = _dot(col, S[j], S.shape[1])
 
 
 @njit(cache=True)
@@ -287,30 +355,35 @@ def _copy_factor(src, dst, m):
 
 
 @njit(cache=True)
-def gamma_move(X, w, s, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, c, z, ld,
+def gamma_move(X, w, S, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, C, Z, ld,
                work, hyper, counts):
     """Step (c): one birth, death or swap proposal. Returns the new n_gamma.
 
+    S (m, n) holds the auxiliary columns (the binary s: m = 1; the centred multiclass S':
+    m = J), C = K~'S and Z = L^-1 C row by row (m, k_max + 1); ``ss`` = sum_j s_j's_j.
     ``ld`` = [log|Kgg|, log|Upsilon|] (updated in place on acceptance); ``work`` holds the
-    proposal's buffers; ``hyper`` = (a_alpha, b_alpha, jitter).
+    proposal's buffers; ``hyper`` = (a_alpha, b_alpha, jitter, copies), ``copies`` the number
+    of independent N(0, Q_gamma) columns (:func:`log_marginal_cols`). The move probabilities
+    and the prior / proposal ratios are section 3.2's for either model (section 6.2 shares
+    gamma across the classes).
     """
-    n = s.shape[0]
-    a_alpha, b_alpha, jitter = hyper
-    L2, LK2, c2, z2, kj, v, kgam = work
+    n = X.shape[0]
+    a_alpha, b_alpha, jitter, copies = hyper
+    L2, LK2, C2, Z2, kj, v, kgam = work
     b_k, d_k = move_probabilities(k, k_max)
     r = np.random.random()
     kind = 0 if r < b_k else (1 if r < b_k + d_k else 2)
     counts[kind, 0] += 1
     _copy_factor(L, L2, k + 1)
     _copy_factor(LK, LK2, k)
-    c2[:k + 1] = c[:k + 1]
+    C2[:, :k + 1] = C[:, :k + 1]
     k2 = k
     m = -1
     if kind >= 1:  # death, or the death half of a swap
         m = np.random.randint(k)
         chol_delete(L2, k + 1, m + 1)
         chol_delete(LK2, k, m)
-        c2[m + 1:k] = c[m + 2:k + 1]
+        C2[:, m + 1:k] = C[:, m + 2:k + 1]
         k2 = k - 1
     j = -1
     kjj = 0.0
@@ -326,12 +399,14 @@ def gamma_move(X, w, s, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, c, z,
             ucol[p + 1] += g * kgam[p]
         if not chol_append(L2, k2 + 1, ucol, kjj + g * (1.0 + jitter)):
             return k
-        c2[k2 + 1] = _dot(kj, s, n)
+        for q in range(S.shape[0]):
+            C2[q, k2 + 1] = _dot(kj, S[q], n)
         k2 += 1
-    forward(L2, k2 + 1, c2, z2)
+    for q in range(S.shape[0]):
+        forward(L2, k2 + 1, C2[q], Z2[q])
     ld_K2, ld_U2 = log_det(LK2, k2), log_det(L2, k2 + 1)
-    log_ratio = (log_marginal(k2, eta, g, ld_K2, ld_U2, ss, z2)
-                 - log_marginal(k, eta, g, ld[0], ld[1], ss, z)
+    log_ratio = (log_marginal_cols(k2, eta, g, ld_K2, ld_U2, ss, Z2, copies)
+                 - log_marginal_cols(k, eta, g, ld[0], ld[1], ss, Z, copies)
                  + log_prior_gamma(k2, n, a_alpha, b_alpha)
                  - log_prior_gamma(k, n, a_alpha, b_alpha))
     if kind == 0:
@@ -347,8 +422,8 @@ def gamma_move(X, w, s, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, c, z,
         add_column(Kt, G, Kgg, act, pos, k2 - 1, j, kj, v, kjj, kgam, jitter)
     _copy_factor(L2, L, k2 + 1)
     _copy_factor(LK2, LK, k2)
-    c[:k2 + 1] = c2[:k2 + 1]
-    z[:k2 + 1] = z2[:k2 + 1]
+    C[:, :k2 + 1] = C2[:, :k2 + 1]
+    Z[:, :k2 + 1] = Z2[:, :k2 + 1]
     ld[0], ld[1] = ld_K2, ld_U2
     return k2
 
@@ -407,45 +482,52 @@ def _weights(theta, p):
 
 
 @njit(cache=True)
-def theta_move(X, s, ss, act, k, theta, bounds, step_sd, jitter, eta, g, arrays, proposal,
-               ld, counts):
-    """Random-walk MH on theta with p(s | gamma, eta, g, theta) (eq. 8) and uniform priors.
+def theta_move(X, S, ss, act, k, theta, bounds, step_sd, jitter, eta, g, copies, arrays,
+               proposal, ld, counts):
+    """Random-walk MH on theta with p(S | gamma, eta, g, theta) (eq. 8) and uniform priors.
 
-    ``arrays`` = (Kt, G, Kgg, U, L, LK, c, z) (current state, overwritten on acceptance),
-    ``proposal`` the same buffers for theta*; ``bounds`` (2, q) the uniform priors' ends.
+    ``arrays`` = (Kt, G, Kgg, U, L, LK, C, Z) (current state, overwritten on acceptance),
+    ``proposal`` the same buffers for theta*; ``bounds`` (2, q) the uniform priors' ends;
+    S, ss and ``copies`` as in :func:`gamma_move`.
     """
     counts[3, 0] += 1
     star = theta + step_sd * np.random.standard_normal(theta.shape[0])
     for l in range(theta.shape[0]):
         if star[l] <= bounds[0, l] or star[l] >= bounds[1, l]:
             return
-    Kt, G, Kgg, U, L, LK, c, z = arrays
-    Kt2, G2, Kgg2, U2, L2, LK2, c2, z2 = proposal
+    Kt, G, Kgg, U, L, LK, C, Z = arrays
+    Kt2, G2, Kgg2, U2, L2, LK2, C2, Z2 = proposal
     kernel_block(X, act, k, _weights(star, X.shape[1]), Kt2)
     gram(Kt2, k, act, jitter, G2, Kgg2)
-    for a in range(k + 1):
-        c2[a] = _dot(Kt2[:, a].copy(), s, s.shape[0])
-    ld_K2, ld_U2 = refresh(G2, Kgg2, k, eta, g, c2, U2, L2, LK2, z2)
-    log_ratio = (log_marginal(k, eta, g, ld_K2, ld_U2, ss, z2)
-                 - log_marginal(k, eta, g, ld[0], ld[1], ss, z))
+    project_cols(Kt2, k, S, C2)
+    ld_K2, ld_U2 = refresh_cols(G2, Kgg2, k, eta, g, C2, U2, L2, LK2, Z2)
+    log_ratio = (log_marginal_cols(k, eta, g, ld_K2, ld_U2, ss, Z2, copies)
+                 - log_marginal_cols(k, eta, g, ld[0], ld[1], ss, Z, copies))
     if math.log(np.random.random()) >= log_ratio:
         return
     counts[3, 1] += 1
     theta[:] = star
     Kt[:, :k + 1] = Kt2[:, :k + 1]
-    for dst, src in ((G, G2), (Kgg, Kgg2), (L, L2), (LK, LK2)):
+    for dst, src in ((G, G2), (Kgg, Kgg2), (L, L2), (LK, LK2), (C, C2), (Z, Z2)):
         dst[:, :] = src
-    c[:] = c2
-    z[:] = z2
     ld[0], ld[1] = ld_K2, ld_U2
 
 
 @njit(cache=True)
-def _buffers(n, k_max):
+def _buffers(n, k_max, m):
+    """Kt, G, Kgg, U, L, LK and the m auxiliary columns' C = K~'S, Z = L^-1 C."""
     k1 = k_max + 1
     return (np.zeros((n, k1)), np.zeros((k1, k1)), np.zeros((k_max, k_max)),
             np.zeros((k1, k1)), np.zeros((k1, k1)), np.zeros((k_max, k_max)),
-            np.zeros(k1), np.zeros(k1))
+            np.zeros((m, k1)), np.zeros((m, k1)))
+
+
+@njit(cache=True)
+def _work(n, k_max, m):
+    """Proposal buffers of :func:`gamma_move`."""
+    return (np.zeros((k_max + 1, k_max + 1)), np.zeros((k_max, k_max)),
+            np.zeros((m, k_max + 1)), np.zeros((m, k_max + 1)), np.zeros(n),
+            np.zeros(k_max + 1), np.zeros(k_max))
 
 
 @njit(cache=True)
@@ -490,18 +572,17 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
     pos = np.full(n, -1)
     for q in range(k):
         pos[act[q]] = q
-    Kt, G, Kgg, U, L, LK, c, z = _buffers(n, k_max)
-    proposal = _buffers(n if flags[3] else 1, k_max)
+    Kt, G, Kgg, U, L, LK, C, Z = _buffers(n, k_max, 1)
+    c, z, S = C[0], Z[0], s.reshape((1, n))  # one auxiliary column, viewed as in the moves
+    proposal = _buffers(n if flags[3] else 1, k_max, 1)
     kernel_block(X, act, k, _weights(theta, p), Kt)
     gram(Kt, k, act, jitter, G, Kgg)
-    for a in range(k + 1):
-        c[a] = _dot(Kt[:, a].copy(), s, n)
+    project_cols(Kt, k, S, C)
     ld = np.empty(2)
     ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
-    work = (np.zeros((k_max + 1, k_max + 1)), np.zeros((k_max, k_max)), np.zeros(k_max + 1),
-            np.zeros(k_max + 1), np.zeros(n), np.zeros(k_max + 1), np.zeros(k_max))
+    work = _work(n, k_max, 1)
     w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
-    hyper = (a_alpha, b_alpha, jitter)
+    hyper = (a_alpha, b_alpha, jitter, 1.0)
     for t in range(n_sweeps):
         if flags[0]:  # step (a): Holmes-Held, then c = K~'s = L z
             holmes_held(Kt, k + 1, L, z, s, y, w_row)
@@ -523,9 +604,199 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
             g = draw_g(quad, k, a_g, b_g)
             ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
         if flags[3]:
-            theta_move(X, s, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
-                       (Kt, G, Kgg, U, L, LK, c, z), proposal, ld, counts)
+            theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
+                       1.0, (Kt, G, Kgg, U, L, LK, C, Z), proposal, ld, counts)
         if flags[2]:  # step (c)
-            k = gamma_move(X, _weights(theta, p), s, ss, Kt, G, Kgg, act, pos, k, k_max, eta,
-                           g, L, LK, c, z, ld, work, hyper, counts)
+            k = gamma_move(X, _weights(theta, p), S, ss, Kt, G, Kgg, act, pos, k, k_max, eta,
+                           g, L, LK, C, Z, ld, work, hyper, counts)
     return s
+
+
+# --- section 6.2: the multiclass model --------------------------------------------------------
+
+SQRT2 = math.sqrt(2.0)
+
+
+def gauss_hermite(n_nodes=48):
+    """Nodes and weights (2, n_nodes) of E[h(Z)], Z ~ N(0, 1), by probabilists' Gauss-Hermite."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)
+    return np.vstack([nodes, weights / math.sqrt(2.0 * math.pi)])
+
+
+@njit(cache=True)
+def argmax_probability(f, c, scale, nodes, weights):
+    """P(argmax_l (f_l + scale e_l) = c), e ~ N(0, I_J): the multiclass probit probability
+    E_z[prod_{l != c} Phi(z + (f_c - f_l) / scale)], z ~ N(0, 1), by Gauss-Hermite quadrature."""
+    acc = 0.0
+    for q in range(nodes.shape[0]):
+        prod = weights[q]
+        for l in range(f.shape[0]):
+            if l != c:
+                prod *= 0.5 * math.erfc(-(nodes[q] + (f[c] - f[l]) / scale) / SQRT2)
+        acc += prod
+    return acc
+
+
+@njit(cache=True)
+def add_class_probabilities(F, scale, quad, out):
+    """out[i, c] += P(argmax(F[i] + scale[i] e) = c) for every row i and class c."""
+    for i in range(F.shape[0]):
+        for c in range(F.shape[1]):
+            out[i, c] += argmax_probability(F[i], c, scale[i], quad[0], quad[1])
+
+
+@njit(cache=True)
+def cone_row(mu, sd, c, s_row, x):
+    """Update a centred auxiliary row s_i whose conditional is N(mu, sd^2 H) (mu centred,
+    H = I - 11'/J) restricted to the cone {s_ic > s_il, l != c} (section 6.2).
+
+    The cone is invariant along 1, so x = s_i + xi 1 with a fresh xi ~ N(0, sd^2 / J) has
+    the conditional N(mu, sd^2 I) on the cone, whose coordinates are the paper's univariate
+    truncated normals: x_c > max_{l != c} x_l, then every x_l < x_c given x_c (one Gibbs pass,
+    the x_l are conditionally independent given x_c). s_i <- H x. A Markov kernel that leaves
+    the row's conditional invariant, not an independent draw.
+    """
+    J = mu.shape[0]
+    xi = sd / math.sqrt(J) * np.random.standard_normal()
+    top = -np.inf
+    for l in range(J):
+        x[l] = s_row[l] + xi
+        if l != c and x[l] > top:
+            top = x[l]
+    x[c] = top + truncated_normal(mu[c] - top, sd, True)
+    mean = x[c]
+    for l in range(J):
+        if l != c:
+            x[l] = x[c] + truncated_normal(mu[l] - x[c], sd, False)
+            mean += x[l]
+    mean /= J
+    for l in range(J):
+        s_row[l] = x[l] - mean
+
+
+@njit(cache=True)
+def holmes_held_multi(Kt, k1, L, Z, S, y, w, mu, x, row):
+    """Step (a) for the centred S (J, n): Holmes-Held's marginal update (appendix A) per row.
+
+    The J - 1 orthonormal contrasts of S are independent N(0, Q_gamma) columns (eq. 13), so
+    row i given the other rows is N(mu_i, (1 + r) H) with, column by column, algorithm 1's
+    mu_ij = (1 + r) K~_i b_j - r s_ij, r = H_ii / (1 - H_ii), b_j = Upsilon^-1 K~'s_j (linear,
+    hence valid on the centred class columns themselves); then the cone (:func:`cone_row`) and
+    algorithm 1's b_j <- b_j + (s_ij - a) A(:, i), here Z[j] += delta_j w.
+    """
+    J = S.shape[0]
+    for i in range(S.shape[1]):
+        h = leverage(Kt, i, k1, L, w)
+        ratio = h / (1.0 - h)
+        for j in range(J):
+            mu[j] = (1.0 + ratio) * _dot(w, Z[j], k1) - ratio * S[j, i]
+            row[j] = S[j, i]
+        cone_row(mu, math.sqrt(1.0 + ratio), y[i], row, x)
+        for j in range(J):
+            delta = row[j] - S[j, i]
+            S[j, i] = row[j]
+            for r in range(k1):
+                Z[j, r] += delta * w[r]
+
+
+@njit(cache=True)
+def draw_class_coefficients(L, k1, Z, noise, B):
+    """B~H by rows B[j] = L'^-1 (Z[j] + e_j), e = E H, E (k1 x J) iid N(0, 1): the centred
+    class coefficients, beta~_j ~ N(Upsilon^-1 K~'s_j, Upsilon^-1) per contrast (eq. 9)."""
+    J = Z.shape[0]
+    for r in range(k1):
+        mean = 0.0
+        for j in range(J):
+            noise[j, r] = np.random.standard_normal()
+            mean += noise[j, r]
+        mean /= J
+        for j in range(J):
+            noise[j, r] = Z[j, r] + noise[j, r] - mean
+    for j in range(J):
+        backward_t(L, k1, noise[j], B[j])
+
+
+@njit(cache=True)
+def _record_multi(t, Kt, k, act, B, theta, eta, g, C, probe, y, quad, f, out):
+    trace, kept_act, kept_coef, kept_c, kept_theta, kept_hyp, kept_probe = out
+    kept_act[t, :] = -1
+    kept_act[t, :k] = act[:k]
+    kept_coef[t, :, :] = 0.0
+    kept_coef[t, :, :k + 1] = B[:, :k + 1]
+    kept_c[t, :, :] = 0.0
+    kept_c[t, :, :k + 1] = C[:, :k + 1]
+    kept_theta[t, :] = theta
+    kept_hyp[t, 0], kept_hyp[t, 1] = g, eta
+    for q in range(probe.shape[0]):
+        for j in range(B.shape[0]):
+            f[j] = _dot(Kt[probe[q]], B[j], k + 1)
+        kept_probe[t, q] = argmax_probability(f, y[probe[q]], 1.0, quad[0], quad[1])
+
+
+@njit(cache=True)
+def run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedule, probe,
+                    quad, seed, out, counts):
+    """Run one chain of the section 6.2 multiclass sampler; returns the final S.
+
+    Parameters as :func:`run_chain`, except
+    y : (n,) class indices 0..J-1; S : (J, n) initial centred auxiliaries S' (updated), each
+        column's largest entry at its class.
+    quad : (2, Q) nodes and weights of :func:`gauss_hermite` (the probe probabilities).
+    out : trace (n_sweeps, J + 3) [u_1..u_J, g, eta, n_gamma] and, per kept sweep, the active
+        indices (-1 padded), the centred class coefficients B~H (J, k_max + 1), C = K~'S
+        (J, k_max + 1), theta, (g, eta) and the probe points' probabilities of their class.
+    """
+    np.random.seed(seed)
+    n, p = X.shape
+    J = S.shape[0]
+    copies = J - 1.0  # independent contrasts of S, of B~H's rows: section 6.2's N(., . x H)
+    eta, g, a_eta, b_eta, a_g, b_g, a_alpha, b_alpha, jitter, theta_step = params
+    n_sweeps, burn_in, thin = schedule
+    pos = np.full(n, -1)
+    for q in range(k):
+        pos[act[q]] = q
+    Kt, G, Kgg, U, L, LK, C, Z = _buffers(n, k_max, J)
+    proposal = _buffers(n if flags[3] else 1, k_max, J)
+    kernel_block(X, act, k, _weights(theta, p), Kt)
+    gram(Kt, k, act, jitter, G, Kgg)
+    project_cols(Kt, k, S, C)
+    ld = np.empty(2)
+    ld[0], ld[1] = refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z)
+    work = _work(n, k_max, J)
+    w_row = np.zeros(k_max + 1)
+    B, noise = np.zeros((J, k_max + 1)), np.zeros((J, k_max + 1))
+    mu, x, row, f = np.zeros(J), np.zeros(J), np.zeros(J), np.zeros(J)
+    hyper = (a_alpha, b_alpha, jitter, copies)
+    for t in range(n_sweeps):
+        if flags[0]:  # step (a), then C = K~'S = L Z
+            holmes_held_multi(Kt, k + 1, L, Z, S, y, w_row, mu, x, row)
+            for j in range(J):
+                for r in range(k + 1):
+                    C[j, r] = _dot(L[r], Z[j], r + 1)
+        draw_class_coefficients(L, k + 1, Z, noise, B)
+        for j in range(J):
+            out[0][t, j] = B[j, 0]
+        out[0][t, J], out[0][t, J + 1], out[0][t, J + 2] = g, eta, k
+        kept = t - burn_in
+        if kept >= 0 and (kept + 1) % thin == 0:
+            _record_multi(kept // thin, Kt, k, act, B, theta, eta, g, C, probe, y, quad, f,
+                          out)
+        ss = 0.0
+        for j in range(J):
+            ss += _dot(S[j], S[j], n)
+        if flags[1]:  # step (b): eta | u, g | B, from the J - 1 contrasts, then refactor
+            uu, quad_g = 0.0, 0.0
+            for j in range(J):
+                uu += B[j, 0] * B[j, 0]
+                for a in range(k):
+                    quad_g += B[j, a + 1] * _dot(Kgg[a], B[j, 1:], k)
+            eta = draw_precision(uu, copies, a_eta, b_eta)
+            g = draw_precision(quad_g, copies * k, a_g, b_g)
+            ld[0], ld[1] = refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z)
+        if flags[3]:
+            theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
+                       copies, (Kt, G, Kgg, U, L, LK, C, Z), proposal, ld, counts)
+        if flags[2]:  # step (c), gamma shared by the classes
+            k = gamma_move(X, _weights(theta, p), S, ss, Kt, G, Kgg, act, pos, k, k_max, eta,
+                           g, L, LK, C, Z, ld, work, hyper, counts)
+    return S
