@@ -1,6 +1,7 @@
 """Tests of the FBGKM / BGKM / SGPC sampler (Zhang, Dai & Jordan 2011)."""
 
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -262,3 +263,11 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
     assert set(clf.diagnostics_["g"]) >= {"rhat", "ess", "brooks_burn_in"}
     proba = clf.predict_proba(X[150:])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # Table 7's active-set summary and Figure 2's trace, against a direct count of chain 1
+    sizes = Counter(clf.n_active_trace_[0, 300:].tolist())
+    most, frequency = max(sizes.items(), key=lambda item: (item[1], -item[0]))
+    assert clf.diagnostics_["n_active"] == {"max": max(sizes), "min": min(sizes), "most": most,
+                                            "most_frequency": frequency}
+    assert [step["sweep"] for step in clf.convergence_trace_] == list(range(20, 601, 20))
+    assert [step["n_gamma"] for step in clf.convergence_trace_] == \
+        clf.n_active_trace_[0, 19::20].tolist()

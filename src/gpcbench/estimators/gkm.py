@@ -37,6 +37,7 @@ from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
 from gpcbench.mcmc.gkm import (MOVES, add_class_probabilities, gauss_hermite, run_chain,
                                 run_chain_multi)
 
+TRACE_EVERY = 20  # sweeps between the recorded n_gamma values of convergence_trace_
 TRACED = ("u", "g", "eta", "n_gamma")
 _QUADRATURE = gauss_hermite(48)  # nodes, weights of the multiclass argmax probability
 
@@ -190,6 +191,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         kept = [np.concatenate([out[i] for out, _ in runs]) for i in range(1, 7)]
         self.active_, self.coef_, self.aux_, self.theta_, self.hyper_, probe = kept
         self.n_active_trace_ = traces[:, :, -1].astype(int)
+        self.convergence_trace_ = [{"sweep": t + 1, "n_gamma": int(self.n_active_trace_[0, t])}
+                                   for t in range(TRACE_EVERY - 1, self.n_sweeps, TRACE_EVERY)]
         rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
         n_u = traces.shape[2] - 3  # u: one intercept (binary) or one per class
         columns = {"u": 0 if n_u == 1 else slice(0, n_u), "g": n_u, "eta": n_u + 1,
@@ -227,7 +230,18 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
             "min_ess": float(np.min(ess)) if ess else float("nan"),
         }
         result["brooks_burn_in"] = float(max(result[name]["brooks_burn_in"] for name in TRACED))
+        result["n_active"] = self._active_set_distribution(traced["n_gamma"][0, self.burn_in:])
         return result
+
+    @staticmethod
+    def _active_set_distribution(n_gamma):
+        """Table 7's summary of chain 1's active-set sizes after the burn-in: largest,
+        smallest, most frequent size and its count of sweeps."""
+        if n_gamma.size == 0:
+            return {"max": None, "min": None, "most": None, "most_frequency": None}
+        sizes, counts = np.unique(n_gamma.astype(int), return_counts=True)
+        return {"max": int(sizes[-1]), "min": int(sizes[0]), "most": int(sizes[np.argmax(counts)]),
+                "most_frequency": int(counts.max())}
 
     def _trace_diagnostics(self, trace, enough):
         """R-hat, ESS and Brooks burn-in of one scalar traced over (chains, sweeps)."""
@@ -379,7 +393,11 @@ _PARAMETERS = """
         (1998) CUSUM burn-in (max over chains, in sweeps; multiclass u: the worst class);
         ``probe_probability``: the largest
         R-hat and smallest ESS of Phi(u + k_i' beta) over the probe points;
-        ``brooks_burn_in``: the largest burn-in estimate.
+        ``brooks_burn_in``: the largest burn-in estimate; ``n_active``: chain 1's largest,
+        smallest and most frequent active-set size after the burn-in and that size's count of
+        sweeps (Table 7).
+    convergence_trace_ : list of dict
+        Chain 1's active-set size every 20th sweep (``sweep``, ``n_gamma``; Figure 2).
     converged_ : bool
         Every finite R-hat < 1.1 and the Brooks burn-in is within ``burn_in``.
     n_iter_ : int
