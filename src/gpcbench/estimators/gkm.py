@@ -265,43 +265,44 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
             theta = self.theta_[draws[0]]
             union = np.unique(self.active_[draws][self.active_[draws] >= 0])
             K_test = rbf(X, self.X_train_[union], theta)
+            train = self._train_blocks(union, theta) if self._gp else None
             for t in draws:
                 act = self.active_[t][self.active_[t] >= 0]
                 cols = np.searchsorted(union, act)
-                total += self._draw_probability(t, act, K_test[:, cols], theta)
+                total += self._draw_probability(t, cols, K_test[:, cols], train)
         return total / self.active_.shape[0]
 
-    def _draw_probability(self, t, act, K_test, theta):
-        if self.coef_.ndim == 3:
-            return self._draw_class_probabilities(t, act, K_test, theta)
-        u, beta = self.coef_[t, 0], self.coef_[t, 1:act.size + 1]
-        if not self._gp:
-            return ndtr(u + K_test @ beta)
-        K = rbf(self.X_train_, self.X_train_[act], theta)
-        P = self.hyper_[t, 0] * (K[act] + self.jitter * np.eye(act.size)) + K.T @ K
-        R = cholesky(P, lower=True)
-        a = cho_solve((R, True), self.aux_[t, 1:act.size + 1] - u * K.sum(axis=0))
-        V = solve_triangular(R, K_test.T, lower=True)
-        return ndtr((u + K_test @ a) / np.sqrt(1.0 + np.einsum("ij,ij->j", V, V)))
+    def _train_blocks(self, union, theta):
+        """SGPC: K(X_train, X_union), its Gram matrix and column sums, shared by the draws of
+        one kernel width (each draw slices its active columns)."""
+        K = rbf(self.X_train_, self.X_train_[union], theta)
+        return K[union], K.T @ K, K.sum(axis=0)
 
-    def _draw_class_probabilities(self, t, act, K_test, theta):
-        """One kept draw's (n, J) probit argmax probabilities (section 6.2): centred scores
-        f = u + K_test B (FBGKM / BGKM), or SGPC's m / sqrt(v) with m_j the predictive mean of
-        s*_j (section 4.2, per class column) and v its common variance."""
-        u, B = self.coef_[t, 0], self.coef_[t, 1:act.size + 1]
-        scale = np.ones(K_test.shape[0])
-        if not self._gp:
-            F = u + K_test @ B
+    def _sgpc_predictive(self, t, cols, K_test, train):
+        """Section 4.2: P = g K_gammagamma + K_gamma'K_gamma; mean weights
+        P^-1 (K~'s - K_gamma'1 u) and predictive scale sqrt(1 + k*' P^-1 k*)."""
+        K_union, gram, sums = train
+        u = self.coef_[t, 0]
+        P = self.hyper_[t, 0] * (K_union[np.ix_(cols, cols)] + self.jitter * np.eye(cols.size))
+        P += gram[np.ix_(cols, cols)]
+        R = cholesky(P, lower=True)
+        weights = cho_solve((R, True), self.aux_[t, 1:cols.size + 1] - np.multiply.outer(sums[cols], u))
+        V = solve_triangular(R, K_test.T, lower=True)
+        return u + K_test @ weights, np.sqrt(1.0 + np.einsum("ij,ij->j", V, V))
+
+    def _draw_probability(self, t, cols, K_test, train):
+        """One kept draw's predictive: binary p(y* = classes_[1]), Phi(u + k*' beta) or SGPC's
+        Phi(m / sqrt(v)); multiclass (n, J) probit argmax probabilities (section 6.2) of the
+        centred scores f = u + K_test B or SGPC's per-class m_j / sqrt(v)."""
+        if self._gp:
+            F, scale = self._sgpc_predictive(t, cols, K_test, train)
         else:
-            K = rbf(self.X_train_, self.X_train_[act], theta)
-            P = self.hyper_[t, 0] * (K[act] + self.jitter * np.eye(act.size)) + K.T @ K
-            R = cholesky(P, lower=True)
-            A = cho_solve((R, True), self.aux_[t, 1:act.size + 1] - np.outer(K.sum(axis=0), u))
-            V = solve_triangular(R, K_test.T, lower=True)
-            F = u + K_test @ A
-            scale = np.sqrt(1.0 + np.einsum("ij,ij->j", V, V))
+            F, scale = self.coef_[t, 0] + K_test @ self.coef_[t, 1:cols.size + 1], 1.0
+        if self.coef_.ndim == 2:
+            return ndtr(F / scale)
         out = np.zeros(F.shape)
-        add_class_probabilities(np.ascontiguousarray(F), scale, _QUADRATURE, out)
+        add_class_probabilities(np.ascontiguousarray(F), np.broadcast_to(scale, F.shape[:1]).copy(),
+                                _QUADRATURE, out)
         return out
 
     def predict_proba(self, X):
