@@ -247,6 +247,31 @@ def test_hmc_samples_a_banana():
     _check_moments(retained.samples, np.zeros(2), np.diag([1.0, 1 + 2 * b**2]))
 
 
+def test_hmc_on_the_laplace_hyperposterior_matches_grid_moments():
+    """W&B's HMC over log w of a 1-D GPC: sample mean and variance against the normalised
+    posterior evaluated on a fine grid (the posterior mean is > 10 s.e. from the prior's)."""
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.uniform(-2, 2, (20, 1)), axis=0)
+    y = np.where(np.sin(3 * X[:, 0]) > 0, 1.0, -1.0)
+    covariance = Covariance(theta0=5.0, theta1=0.01, theta2=0.0, inverse_lengthscale=1.0)
+    posterior = LaplaceHyperposterior(covariance, X, y, get_likelihood("logistic"),
+                                      np.array([False, False, False, True]),
+                                      GaussianLogPrior(0.0, 1.5))
+    grid = np.linspace(-6.0, 6.0, 241)
+    log_density = np.array([posterior(np.array([x]))[0] for x in grid])
+    weights = np.exp(log_density - log_density.max())
+    weights /= weights.sum()
+    mean = weights @ grid
+    variance = weights @ (grid - mean) ** 2
+    _, retained = sample(posterior, np.zeros(1), n_samples=600, n_leapfrog=4, step_size=0.5,
+                         rng=3)
+    draws = retained.samples[:, 0]
+    se = np.sqrt(variance / effective_sample_size(draws))
+    assert abs(mean) > 10 * se  # the data move the posterior away from the prior mean 0
+    assert abs(draws.mean() - mean) < 4 * se
+    assert abs(draws.var() / variance - 1) < 0.35
+
+
 def test_hmc_rejects_trajectories_through_non_finite_density():
     def target(x):  # N(0, 1) truncated to x < 1
         return (-0.5 * x @ x, -x) if x[0] < 1 else (-np.inf, np.zeros(1))
