@@ -1,7 +1,7 @@
 """Benchmark of the Laplace GPC (Williams & Barber 1998). Everything compared is measured here.
 
 1. Fit at fixed hyperparameters (Newton to convergence, evidence) on synthetic 2-D data,
-   n = 200, 500, 1000, against scikit-learn's ``GaussianProcessClassifier(optimizer=None)``
+   n = 250, 500, 1000, 2000 (``--sizes``), against scikit-learn's ``GaussianProcessClassifier(optimizer=None)``
    (also Laplace + logistic, GPML Algorithms 3.1-3.2) with the equivalent kernel
    (``bench_ep.sklearn_kernel``: eq. 13 with a shared lengthscale), as time ratios, plus the
    difference of the two log evidences (they compute the same quantity).
@@ -85,9 +85,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--n-samples", type=int, default=200, help="HMC iterations")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000, 2000])
     args = parser.parse_args()
     with threadpool_limits(args.threads), tempfile.TemporaryDirectory() as workdir:
-        part_fixed((200, 500, 1000), args.repeat)
+        part_fixed(args.sizes, args.repeat)
         part_learning(workdir, args.n_samples)
 
 
