@@ -300,6 +300,8 @@ def test_confusion_table_files_and_a_fold_without_confusion_named(tmp_path):
                                          "confusion matrix"):
         write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
                      only="table:conf", data_paths=[tmp_path / "d1.npz"])
+    with pytest.raises(ValueError, match="report needs 'd1': pass it with --data"):
+        write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out", only="table:conf")
     folds = pd.DataFrame([fold_row(r) for r in records]).drop(columns="confusion")
     folds.to_csv(tmp_path / "f.csv", index=False)  # a folds.csv collected before, too
     with pytest.raises(ValueError, match="fold results of em on d1 have no confusion matrix"):

@@ -534,7 +534,7 @@ def write_decision_regions_figure(spec: dict, folds: pd.DataFrame, datasets: dic
     experiment = config["experiments"][spec["experiment"]]
     (method,), fold = spec["methods"], spec.get("fold", 0)
     entry = (spec.get("datasets") or list(experiment["datasets"]))[0]
-    data = datasets[experiment["datasets"][entry].get("data", entry)]
+    data = _given(datasets, experiment["datasets"][entry].get("data", entry), "--data")
     if data.X.shape[1] != 2:
         raise ValueError(f"decision regions need 2 input features; {entry} has {data.X.shape[1]}")
     rows = folds[(folds["experiment"] == spec["experiment"]) & (folds["dataset"] == entry)
@@ -543,7 +543,7 @@ def write_decision_regions_figure(spec: dict, folds: pd.DataFrame, datasets: dic
     if rows.empty:
         raise ValueError(f"no successful result of {method} on {entry} fold {fold}")
     row = rows.iloc[0]
-    split = splits[(spec["experiment"], entry)]["folds"][fold]
+    split = _given(splits, (spec["experiment"], entry), "--splits")["folds"][fold]
     train, test = np.asarray(split["train"]), np.asarray(split["test"])
     lo, hi = data.X.min(axis=0), data.X.max(axis=0)
     lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
@@ -649,7 +649,8 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
     notes = _entry_notes(config, table, data_meta)
     if table["metric"] == "confusion":
         entries = config["experiments"][table["experiment"]]["datasets"]
-        class_names = {entry: datasets[entries[entry].get("data", entry)].class_names
+        class_names = {entry: _given(datasets, entries[entry].get("data", entry),
+                                     "--data").class_names
                        for entry in table["datasets"]}
         try:
             cells = confusion_cells(table, folds,
@@ -772,6 +773,14 @@ def _completeness(config: dict, folds: pd.DataFrame) -> list[str]:
             lines.append(f"- {name}: {found.get(name, 0)} of {expected} fold results; "
                          "cells of missing folds show — or fewer folds")
     return lines
+
+
+def _given(inputs: dict, key, option: str):
+    """``inputs[key]``, or a one-line error naming the missing report input."""
+    if key not in inputs:
+        name = "/".join(key) if isinstance(key, tuple) else key
+        raise ValueError(f"report needs '{name}': pass it with {option}")
+    return inputs[key]
 
 
 def _sources(meta: dict) -> str:
