@@ -14,7 +14,9 @@ One sweep (section 3.2), all in :func:`run_chain` (numba, no Python per sweep):
     beta~ ~ N(Upsilon^-1 K~' s, Upsilon^-1) (eq. 9). With Upsilon = L L' the loop is run in
     whitened coordinates: w_i = L^-1 K~_i', H_ii = |w_i|^2, K~_i b = w_i' z for z = L^-1 K~' s,
     and algorithm 1's b <- b + (s_i - a) A(:, i) becomes z <- z + (s_i - a) w_i; so no n x n
-    (nor n x n_gamma) matrix is formed and beta~ = L'^-T (z + eps).
+    matrix is formed and beta~ = L'^-T (z + eps). W = L^-1 K~' (n x (n_gamma + 1)) is formed
+    once per sweep by one BLAS-3 triangular solve (:mod:`gpcbench.mcmc.lapack`), leaving
+    O(n_gamma) work per point in the sequential loop.
 (b) eta | u, g | beta_gamma by Gibbs (the two Gamma conditionals of section 3.2); theta by
     a Gaussian random walk (variance ``theta_step``) accepted with p(s | gamma, eta, g, theta*)
     / p(s | gamma, eta, g, theta) (eq. 8).
@@ -50,6 +52,8 @@ import math
 import numpy as np
 from numba import njit
 
+from gpcbench.mcmc.lapack import cholesky_into, solve_lower_rows
+
 #: Counters of ``run_chain``: proposals and acceptances of birth, death, swap and theta.
 MOVES = ("birth", "death", "swap", "theta")
 
@@ -60,21 +64,6 @@ def _dot(a, b, m):
     for j in range(m):
         acc += a[j] * b[j]
     return acc
-
-
-@njit(cache=True)
-def cholesky_into(A, L, m):
-    """Lower Cholesky factor of A[:m, :m] into L[:m, :m]; False if not positive definite."""
-    for i in range(m):
-        for j in range(i + 1):
-            v = A[i, j] - _dot(L[i], L[j], j)
-            if i == j:
-                if v <= 0.0:
-                    return False
-                L[i, i] = math.sqrt(v)
-            else:
-                L[i, j] = v / L[j, j]
-    return True
 
 
 @njit(cache=True)
@@ -185,17 +174,21 @@ def draw_g(quad, k, a_g, b_g):
 
 
 @njit(cache=True)
-def leverage(Kt, i, k1, L, w):
-    """w = L^-1 K~_i' and H_ii = |w|^2, the leverage of point i (appendix A's H(i, i))."""
-    forward(L, k1, Kt[i], w)
-    return _dot(w, w, k1)
+def whiten(Kt, k1, L, W):
+    """W[i, :k1] = L^-1 K~_i' for every point i (one triangular solve, BLAS-3); appendix A's
+    leverage H(i, i) = |W[i, :k1]|^2."""
+    n = Kt.shape[0]
+    W[:, :k1] = Kt[:, :k1]
+    solve_lower_rows(L, k1, W, n)
 
 
 @njit(cache=True)
-def holmes_held(Kt, k1, L, z, s, y, w):
+def holmes_held(Kt, k1, L, W, z, s, y):
     """Appendix A, algorithm 1 in whitened coordinates (see the module docstring)."""
+    whiten(Kt, k1, L, W)
     for i in range(s.shape[0]):
-        h = leverage(Kt, i, k1, L, w)
+        w = W[i]
+        h = _dot(w, w, k1)
         ratio = h / (1.0 - h)
         mean = (1.0 + ratio) * _dot(w, z, k1) - ratio * s[i]
         new = truncated_normal(mean, math.sqrt(1.0 + ratio), y[i] > 0)
@@ -430,18 +423,20 @@ def gamma_move(X, w, S, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, C, Z,
 
 @njit(cache=True)
 def _new_column(Kt, kj, act, k, m, v, kgam):
-    """v = K~'kj and kgam = kj[act] over the active set without position m (m < 0: none)."""
+    """v = K~'kj and kgam = kj[act] over the active set without position m (m < 0: none).
+    K~ is read row by row (its rows are contiguous), then position m is dropped."""
+    for p in range(k + 1):
+        v[p] = 0.0
+    for i in range(Kt.shape[0]):
+        row, x = Kt[i], kj[i]
+        for p in range(k + 1):
+            v[p] += row[p] * x
     q = 0
-    for p in range(-1, k):
-        if p == m and m >= 0:
-            continue
-        acc = 0.0
-        for i in range(Kt.shape[0]):
-            acc += Kt[i, p + 1] * kj[i]
-        v[q] = acc
-        if p >= 0:
-            kgam[q - 1] = kj[act[p]]
-        q += 1
+    for p in range(k):
+        if p != m:
+            v[q + 1] = v[p + 1]
+            kgam[q] = kj[act[p]]
+            q += 1
 
 
 @njit(cache=True)
@@ -581,11 +576,11 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
     ld = np.empty(2)
     ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
     work = _work(n, k_max, 1)
-    w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
+    W, w_row, beta = np.zeros((n, k_max + 1)), np.zeros(k_max + 1), np.zeros(k_max + 1)
     hyper = (a_alpha, b_alpha, jitter, 1.0)
     for t in range(n_sweeps):
         if flags[0]:  # step (a): Holmes-Held, then c = K~'s = L z
-            holmes_held(Kt, k + 1, L, z, s, y, w_row)
+            holmes_held(Kt, k + 1, L, W, z, s, y)
             for r in range(k + 1):
                 c[r] = _dot(L[r], z, r + 1)
         for r in range(k + 1):  # beta~ ~ N(L'^-1 z, Upsilon^-1) (eq. 9)
@@ -675,7 +670,7 @@ def cone_row(mu, sd, c, s_row, x):
 
 
 @njit(cache=True)
-def holmes_held_multi(Kt, k1, L, Z, S, y, w, mu, x, row):
+def holmes_held_multi(Kt, k1, L, W, Z, S, y, mu, x, row):
     """Step (a) for the centred S (J, n): Holmes-Held's marginal update (appendix A) per row.
 
     The J - 1 orthonormal contrasts of S are independent N(0, Q_gamma) columns (eq. 13), so
@@ -685,8 +680,10 @@ def holmes_held_multi(Kt, k1, L, Z, S, y, w, mu, x, row):
     algorithm 1's b_j <- b_j + (s_ij - a) A(:, i), here Z[j] += delta_j w.
     """
     J = S.shape[0]
+    whiten(Kt, k1, L, W)
     for i in range(S.shape[1]):
-        h = leverage(Kt, i, k1, L, w)
+        w = W[i]
+        h = _dot(w, w, k1)
         ratio = h / (1.0 - h)
         for j in range(J):
             mu[j] = (1.0 + ratio) * _dot(w, Z[j], k1) - ratio * S[j, i]
@@ -763,13 +760,13 @@ def run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedu
     ld = np.empty(2)
     ld[0], ld[1] = refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z)
     work = _work(n, k_max, J)
-    w_row = np.zeros(k_max + 1)
+    W = np.zeros((n, k_max + 1))
     B, noise = np.zeros((J, k_max + 1)), np.zeros((J, k_max + 1))
     mu, x, row, f = np.zeros(J), np.zeros(J), np.zeros(J), np.zeros(J)
     hyper = (a_alpha, b_alpha, jitter, copies)
     for t in range(n_sweeps):
         if flags[0]:  # step (a), then C = K~'S = L Z
-            holmes_held_multi(Kt, k + 1, L, Z, S, y, w_row, mu, x, row)
+            holmes_held_multi(Kt, k + 1, L, W, Z, S, y, mu, x, row)
             for j in range(J):
                 for r in range(k + 1):
                     C[j, r] = _dot(L[r], Z[j], r + 1)

@@ -38,8 +38,8 @@ def gkm(method):
     return factory
 
 
-GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.cusum", "gpcbench.mcmc.diagnostics",
-               "gpcbench.estimators.gkm")
+GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.lapack", "gpcbench.mcmc.cusum",
+               "gpcbench.mcmc.diagnostics", "gpcbench.estimators.gkm")
 
 for _method, (_label, _) in VARIANTS.items():
     register(MethodSpec(name=_method, label=_label, factory=gkm(_method), modules=GKM_MODULES))
