@@ -18,6 +18,15 @@ centred class scores f = B~H' k~(x*) per kept draw, and p(y* = j) averages the p
 probability P(f_j + e_j > f_l + e_l, l != j) = E_z[prod_{l != j} Phi(z + f_j - f_l)], computed
 by 48-node Gauss-Hermite quadrature (:func:`gpcbench.mcmc.gkm.argmax_probability`); SGPC uses
 its predictive N(m_t, v_t H) of the centred s*, f = m_t / sqrt(v_t) class by class.
+
+Prediction batches the draws of each kernel width: FBGKM / BGKM scatter the draws' beta_gamma
+into one dense (union of their active points, draws) matrix, one product with the test
+kernels per chunk of draws. SGPC splits the draws, in chain order, into windows whose active
+sets lie in a common base (their union): one generalized eigendecomposition of the base's
+(K'K, K_gammagamma) gives P^-1 for every g, and a correction of rank the number of base
+points a draw lacks gives its own active set (``_window_sum``), so the n_test n_gamma^2 cost
+of a triangular solve per draw is paid once per window. Same probabilities as one Cholesky of
+P per draw, up to rounding.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.linalg import cholesky, eigh, solve_triangular
 from scipy.special import ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
@@ -40,6 +49,7 @@ from gpcbench.mcmc.gkm import (MOVES, add_class_probabilities, gauss_hermite, ru
 TRACE_EVERY = 20  # sweeps between the recorded n_gamma values of convergence_trace_
 TRACED = ("u", "g", "eta", "n_gamma")
 _QUADRATURE = gauss_hermite(48)  # nodes, weights of the multiclass argmax probability
+_BLOCK_BYTES = 100e6  # bound on the (n_test, draws) score blocks held at once in prediction
 
 
 def mean_distance(X, chunk: int = 512) -> float:
@@ -53,6 +63,17 @@ def mean_distance(X, chunk: int = 512) -> float:
         block = sq[start:start + chunk, None] + sq[None, :] - 2 * X[start:start + chunk] @ X.T
         total += np.sqrt(np.maximum(block, 0.0)).sum()
     return float(total / (n * (n - 1))) or 1.0
+
+
+def _window_cost(n_test, n_scores, base, n_draws, n_active):
+    """Estimated flops per draw and bytes of an SGPC prediction window of ``n_draws`` draws
+    with ``n_active`` active points in all, on a base of ``base`` points: the base's
+    eigendecomposition (~20 base^3) and whitened test kernels (2 n_test base^2) are shared,
+    each draw adds 2 n_test base columns for its dropped points, scores and variance; the
+    (n_test, columns) blocks take 8 n_test columns bytes."""
+    columns = n_draws * base - n_active + n_draws * (n_scores + 1)
+    flops = base**2 * (2 * n_test + 20 * base) + 2 * n_test * base * columns
+    return flops / n_draws, 8 * n_test * columns
 
 
 def rbf(A, B, theta) -> np.ndarray:
@@ -256,54 +277,145 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
 
     def _positive_probability(self, X):
         """Binary: p(y* = classes_[1]); multiclass: (n, J) class probabilities, averaged over
-        the kept draws (section 3.3)."""
+        the kept draws (section 3.3), one kernel width (the draws sharing theta) at a time."""
         groups = np.unique(self.theta_, axis=0, return_inverse=True)[1].ravel()
-        total = np.zeros(X.shape[0]) if self.coef_.ndim == 2 else np.zeros((X.shape[0],
-                                                                             self.coef_.shape[2]))
+        total = np.zeros(X.shape[:1] + self.coef_.shape[2:])
         for group in np.unique(groups):
             draws = np.flatnonzero(groups == group)
             theta = self.theta_[draws[0]]
             union = np.unique(self.active_[draws][self.active_[draws] >= 0])
-            K_test = rbf(X, self.X_train_[union], theta)
-            train = self._train_blocks(union, theta) if self._gp else None
-            for t in draws:
-                act = self.active_[t][self.active_[t] >= 0]
-                cols = np.searchsorted(union, act)
-                total += self._draw_probability(t, cols, K_test[:, cols], train)
+            K_test = rbf(self.X_train_[union], X, theta).T  # Fortran order: columns contiguous
+            total += (self._sgpc_sum(draws, union, K_test, theta) if self._gp
+                      else self._gkm_sum(draws, union, K_test))
         return total / self.active_.shape[0]
 
+    def _gkm_sum(self, draws, union, K_test):
+        """FBGKM / BGKM: the sum over the draws of Phi(u + k*' beta) (multiclass: the argmax
+        probabilities of f = u + B' k*). Each chunk of draws is one product K_test @ B, B the
+        draws' coefficients scattered into the kernel width's union of active points."""
+        n_chunks = int(np.ceil(draws.size * K_test.shape[0] * self._n_scores() * 8 / _BLOCK_BYTES))
+        total = 0.0
+        for chunk in np.array_split(draws, n_chunks):
+            F = np.tensordot(K_test, self._scatter(chunk, union), axes=1)
+            total = total + self._probability_sum(F + self.coef_[chunk, 0], 1.0)
+        return total
+
+    def _n_scores(self):
+        """Scores per draw and test point: 1 (binary) or J."""
+        return self.coef_.shape[2] if self.coef_.ndim == 3 else 1
+
+    def _scatter(self, chunk, union):
+        """(union, draws) (multiclass: (union, draws, J)) coefficients beta_gamma of the
+        chunk's draws, zero where a draw's point is inactive."""
+        act = self.active_[chunk]
+        draw, slot = np.nonzero(act >= 0)
+        B = np.zeros((union.size, chunk.size) + self.coef_.shape[2:])
+        B[np.searchsorted(union, act[draw, slot]), draw] = self.coef_[chunk[draw], slot + 1]
+        return B
+
+    def _probability_sum(self, F, scale):
+        """Sum over draws of the probit probabilities of scores F (n, draws) (multiclass:
+        (n, draws, J), section 6.2's argmax probabilities) with noise scale (n, draws) or 1."""
+        if F.ndim == 2:
+            return ndtr(F / scale).sum(axis=1)
+        out = np.zeros((F.shape[0], F.shape[2]))
+        scale = np.broadcast_to(scale, F.shape[:2])
+        for i in range(F.shape[1]):
+            add_class_probabilities(np.ascontiguousarray(F[:, i]),
+                                    np.ascontiguousarray(scale[:, i]), _QUADRATURE, out)
+        return out
+
     def _train_blocks(self, union, theta):
-        """SGPC: K(X_train, X_union), its Gram matrix and column sums, shared by the draws of
-        one kernel width (each draw slices its active columns)."""
+        """SGPC: K(X_train, X_union)'s rows at the union, its Gram matrix and column sums,
+        shared by the draws of one kernel width."""
         K = rbf(self.X_train_, self.X_train_[union], theta)
         return K[union], K.T @ K, K.sum(axis=0)
 
-    def _sgpc_predictive(self, t, cols, K_test, train):
-        """Section 4.2: P = g K_gammagamma + K_gamma'K_gamma; mean weights
-        P^-1 (K~'s - K_gamma'1 u) and predictive scale sqrt(1 + k*' P^-1 k*)."""
-        K_union, gram, sums = train
-        u = self.coef_[t, 0]
-        P = self.hyper_[t, 0] * (K_union[np.ix_(cols, cols)] + self.jitter * np.eye(cols.size))
-        P += gram[np.ix_(cols, cols)]
-        R = cholesky(P, lower=True)
-        weights = cho_solve((R, True), self.aux_[t, 1:cols.size + 1] - np.multiply.outer(sums[cols], u))
-        V = solve_triangular(R, K_test.T, lower=True)
-        return u + K_test @ weights, np.sqrt(1.0 + np.einsum("ij,ij->j", V, V))
+    def _sgpc_sum(self, draws, union, K_test, theta):
+        """SGPC (section 4.2): the sum over the draws of Phi(m / sqrt(v)) (multiclass: the
+        argmax probabilities of m_j / sqrt(v)), window by window (:meth:`_windows`)."""
+        train = self._train_blocks(union, theta)
+        columns = [np.searchsorted(union, act[act >= 0]) for act in self.active_[draws]]
+        total = 0.0
+        for window, base in self._windows(columns, union.size, K_test.shape[0]):
+            total = total + self._window_sum(draws[window], columns[window], base, K_test,
+                                             train)
+        return total
 
-    def _draw_probability(self, t, cols, K_test, train):
-        """One kept draw's predictive: binary p(y* = classes_[1]), Phi(u + k*' beta) or SGPC's
-        Phi(m / sqrt(v)); multiclass (n, J) probit argmax probabilities (section 6.2) of the
-        centred scores f = u + K_test B or SGPC's per-class m_j / sqrt(v)."""
-        if self._gp:
-            F, scale = self._sgpc_predictive(t, cols, K_test, train)
-        else:
-            F, scale = self.coef_[t, 0] + K_test @ self.coef_[t, 1:cols.size + 1], 1.0
-        if self.coef_.ndim == 2:
-            return ndtr(F / scale)
-        out = np.zeros(F.shape)
-        add_class_probabilities(np.ascontiguousarray(F), np.broadcast_to(scale, F.shape[:1]).copy(),
-                                _QUADRATURE, out)
-        return out
+    def _windows(self, columns, size, n_test):
+        """Split the draws (chain order; ``columns``: their active points in the union) into
+        windows of consecutive draws, each with a base: the union of their active sets. A
+        window grows while :func:`_window_cost`'s flops per draw do not rise and its blocks
+        stay within _BLOCK_BYTES. Returns (slice of draws, base) pairs."""
+        windows, start, n_scores = [], 0, self._n_scores()
+        while start < len(columns):
+            inside = np.zeros(size, dtype=bool)
+            inside[columns[start]] = True
+            end, n_active = start + 1, columns[start].size
+            cost = _window_cost(n_test, n_scores, inside.sum(), 1, n_active)[0]
+            while end < len(columns):
+                new = columns[end][~inside[columns[end]]]
+                grown, nbytes = _window_cost(n_test, n_scores, inside.sum() + new.size,
+                                             end + 1 - start, n_active + columns[end].size)
+                if grown > cost or nbytes > _BLOCK_BYTES:
+                    break
+                inside[new] = True
+                end, n_active, cost = end + 1, n_active + columns[end].size, grown
+            windows.append((slice(start, end), np.flatnonzero(inside)))
+            start = end
+        return windows
+
+    def _window_sum(self, draws, columns, base, K_test, train):
+        """Section 4.2's predictive summed over one window's draws.
+
+        The base's generalized eigendecomposition Phi' K_bb Phi = I, Phi' G_bb Phi = diag(lam)
+        (K_bb: K_gammagamma of the base points, jittered; G = K'K; scipy's eigh reduces it by
+        the Cholesky K_bb = R R' to eigh(R^-1 G_bb R^-T) with triangular solves) gives
+        g K_bb + G_bb = Phi^-T (g I + diag(lam)) Phi^-1 for every g, and each draw's P^-1 =
+        Phi (diag(delta) - F F') Phi' (:meth:`_draw_operator`). With the test kernels in these
+        coordinates, w* = Phi' k*_base (the rows of W): m = u + w*' a and
+        v = 1 + sum_j delta_j w*_j^2 - |F' w*|^2, three products of W by the window's a, delta
+        and F.
+        """
+        K_union, gram, sums = train
+        block = np.ix_(base, base)
+        lam, Phi = eigh(gram[block], K_union[block] + self.jitter * np.eye(base.size))
+        W = K_test[:, base] @ Phi
+        delta, weights, F = zip(*[self._draw_operator(t, cols, base, lam, Phi, sums)
+                                  for t, cols in zip(draws, columns)])
+        M = np.tensordot(W, np.stack(weights, axis=1), axes=1)
+        Z = W @ np.hstack(F)
+        owner = np.eye(draws.size)[np.repeat(np.arange(draws.size), [f.shape[1] for f in F])]
+        V = 1.0 + (W * W) @ np.column_stack(delta) - (Z * Z) @ owner
+        return self._probability_sum(M + self.coef_[draws, 0], np.sqrt(V))
+
+    def _draw_operator(self, t, cols, base, lam, Phi, sums):
+        """Draw t's P^-1 (section 4.2) in the base coordinates of :meth:`_window_sum`.
+
+        P is the block of P_b = g K_bb + G_bb at the draw's active points, and P_b^-1 = Phi
+        diag(delta) Phi' with delta = 1 / (g + lam). The inverse of a block from the inverse of
+        the whole, with C = Phi's rows at the base points the draw drops: P^-1 (zero-padded) =
+        Phi (diag(delta) - F F') Phi', F = diag(delta) C' L^-T, L L' = C diag(delta) C'.
+
+        Returns
+        -------
+        delta : ndarray of shape (base,)
+        weights : ndarray of shape (base,) or (base, J)
+            a = (diag(delta) - F F') Phi' h, h = K_gamma'(s - u 1) at the active points.
+        F : ndarray of shape (base, dropped)
+        """
+        pos = np.searchsorted(base, cols)
+        dropped = np.ones(base.size, dtype=bool)
+        dropped[pos] = False
+        delta = 1.0 / (self.hyper_[t, 0] + lam)
+        E = delta[:, None] * Phi[dropped].T
+        L = cholesky(Phi[dropped] @ E, lower=True)
+        F = solve_triangular(L, E.T, lower=True).T
+        u = self.coef_[t, 0]
+        h = np.zeros(base.shape + np.shape(u))
+        h[pos] = self.aux_[t, 1:cols.size + 1] - np.multiply.outer(sums[cols], u)
+        proj = Phi.T @ h
+        return delta, (proj.T * delta).T - F @ (F.T @ proj), F
 
     def predict_proba(self, X):
         """Model-averaged class probabilities over the kept sweeps of all chains.
