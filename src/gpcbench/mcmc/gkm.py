@@ -120,14 +120,20 @@ def chol_delete(L, m, q):
 
 
 @njit(cache=True)
+def rbf_value(a, b, w):
+    """K(a, b) = exp(-sum_l w_l (a_l - b_l)^2), w_l = 1 / theta_l^2."""
+    acc = 0.0
+    for l in range(a.shape[0]):
+        d = a[l] - b[l]
+        acc += w[l] * d * d
+    return math.exp(-acc)
+
+
+@njit(cache=True)
 def kernel_column(X, xj, w, out):
-    """out_i = exp(-sum_l w_l (X_il - xj_l)^2), w_l = 1 / theta_l^2."""
+    """out_i = K(X_i, xj) for every row i of X."""
     for i in range(X.shape[0]):
-        acc = 0.0
-        for l in range(X.shape[1]):
-            d = X[i, l] - xj[l]
-            acc += w[l] * d * d
-        out[i] = math.exp(-acc)
+        out[i] = rbf_value(X[i], xj, w)
 
 
 @njit(cache=True)
@@ -286,11 +292,14 @@ def refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z):
 
 @njit(cache=True)
 def project_cols(Kt, k, S, C):
-    """C[j, a] = K~[:, a]'s_j for a <= k: the sufficient statistics K~'S."""
-    for a in range(k + 1):
-        col = Kt[:, a].copy()
+    """C[j, a] = K~[:, a]'s_j for a <= k: the sufficient statistics K~'S (K~ read by rows)."""
+    C[:, :k + 1] = 0.0
+    for i in range(Kt.shape[0]):
+        row = Kt[i]
         for j in range(S.shape[0]):
-            C[j, a] = _dot(col, S[j], S.shape[1])
+            x = S[j, i]
+            for a in range(k + 1):
+                C[j, a] += row[a] * x
 
 
 @njit(cache=True)
@@ -441,25 +450,26 @@ def _new_column(Kt, kj, act, k, m, v, kgam):
 
 @njit(cache=True)
 def kernel_block(X, act, k, w, Kt):
-    """K~ = [1, K(X, X[act])] into Kt[:, :k+1]."""
-    col = np.empty(X.shape[0])
-    Kt[:, 0] = 1.0
-    for p in range(k):
-        kernel_column(X, X[act[p]], w, col)
-        Kt[:, p + 1] = col
+    """K~ = [1, K(X, X[act])] into Kt[:, :k+1], row by row."""
+    for i in range(X.shape[0]):
+        Kt[i, 0] = 1.0
+        for p in range(k):
+            Kt[i, p + 1] = rbf_value(X[i], X[act[p]], w)
 
 
 @njit(cache=True)
 def gram(Kt, k, act, jitter, G, Kgg):
-    """G = K~'K~ and Kgg = K_gammagamma + jitter I from K~."""
-    n = Kt.shape[0]
+    """G = K~'K~ and Kgg = K_gammagamma + jitter I from K~ (K~ read row by row)."""
+    G[:k + 1, :k + 1] = 0.0
+    for i in range(Kt.shape[0]):
+        row = Kt[i]
+        for a in range(k + 1):
+            x = row[a]
+            for b in range(a + 1):
+                G[a, b] += x * row[b]
     for a in range(k + 1):
-        for b in range(a + 1):
-            acc = 0.0
-            for i in range(n):
-                acc += Kt[i, a] * Kt[i, b]
-            G[a, b] = acc
-            G[b, a] = acc
+        for b in range(a):
+            G[b, a] = G[a, b]
     for a in range(k):
         for b in range(k):
             Kgg[a, b] = Kt[act[a], b + 1]
