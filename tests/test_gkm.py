@@ -65,9 +65,11 @@ def _state(X, s, active, eta, g):
     gkm.kernel_block(X, act, k, gkm._weights(np.array([1.5]), X.shape[1]), Kt)
     G, Kgg = np.zeros((k + 1, k + 1)), np.zeros((k, k))
     gkm.gram(Kt, k, act, JITTER, G, Kgg)
-    U, L, LK, z = np.zeros((k + 1, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((k, k)), np.zeros(k + 1)
-    ld_K, ld_U = gkm.refresh(G, Kgg, k, eta, g, Kt.T @ s, U, L, LK, z)
-    return Kt, L, z, ld_K, ld_U
+    U, L, LK = np.zeros((k + 1, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((k, k))
+    Z = np.zeros((1, k + 1))
+    ld_K = gkm.factor_kgg(Kgg, k, LK)
+    ld_U = gkm.factor_upsilon(G, Kgg, k, eta, g, (Kt.T @ s)[None], U, L, Z)
+    return Kt, L, Z[0], ld_K, ld_U
 
 
 # --- eq. 11 and the rank-one factor updates -------------------------------------------
@@ -84,8 +86,9 @@ def test_eq11_inverse_and_determinant_match_dense():
     log_det_q = -np.log(eta) - len(active) * np.log(g) - ld_K + ld_U
     np.testing.assert_allclose(log_det_q, np.linalg.slogdet(Q)[1], rtol=1e-10)
     dense = stats.multivariate_normal(np.zeros(9), Q).logpdf(s) + 4.5 * np.log(2 * np.pi)
-    np.testing.assert_allclose(gkm.log_marginal(len(active), eta, g, ld_K, ld_U, s @ s, z),
-                               dense, rtol=1e-10)
+    np.testing.assert_allclose(
+        gkm.log_marginal_cols(len(active), eta, g, ld_K, ld_U, s @ s, z[None], 1.0), dense,
+        rtol=1e-10)
 
 
 def _spd(m, seed):

@@ -28,7 +28,8 @@ log|Q| = -log eta - n_gamma log g - log|K_gammagamma| + log|Upsilon|, matrices o
 n_gamma + 1 only. A move appends a row to the Cholesky factors of Upsilon and K_gammagamma
 (:func:`chol_append`) or deletes one by a rank-one update of the trailing block
 (:func:`chol_delete`): O(n_gamma^2) per proposal plus O(n n_gamma) for the new kernel column.
-Upsilon is refactorised once per sweep, after g and eta change.
+Upsilon is refactorised once per sweep, after g and eta change (K_gammagamma's factor only
+changes with gamma and theta).
 
 Multiclass (section 6.2, :func:`run_chain_multi`): J classes, S = (K~ B~ + E) H (eq. 13) with
 the centring H = I - 11'/J, so every row of S sums to zero and y_i = argmax_j s_ij; one active
@@ -213,13 +214,6 @@ def log_det(L, m):
 
 
 @njit(cache=True)
-def log_marginal(k, eta, g, ld_K, ld_U, ss, z):
-    """log p(s | gamma, eta, g) of eq. 8 via eq. 11, without -n/2 log(2 pi)."""
-    log_det_q = -math.log(eta) - k * math.log(g) - ld_K + ld_U
-    return -0.5 * log_det_q - 0.5 * (ss - _dot(z, z, k + 1))
-
-
-@njit(cache=True)
 def log_marginal_cols(k, eta, g, ld_K, ld_U, ss, Z, copies):
     """log p(S | gamma, eta, g) for the columns Z[j] = L^-1 K~'s_j, sum_j s_j's_j = ss.
 
@@ -265,29 +259,24 @@ def build_upsilon(G, Kgg, k, eta, g, U):
 
 
 @njit(cache=True)
-def factorise(G, Kgg, k, eta, g, U, L, LK):
-    """Refactor Upsilon and K_gammagamma. Returns (log|Kgg|, log|Upsilon|)."""
+def factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z):
+    """Refactor Upsilon (eq. 9) after eta, g or theta change; Z[j] = L^-1 C[j]. Returns
+    log|Upsilon|."""
     build_upsilon(G, Kgg, k, eta, g, U)
-    if not cholesky_into(U, L, k + 1) or not cholesky_into(Kgg, LK, k):
-        raise ValueError("Upsilon or K_gammagamma is not positive definite; raise jitter")
-    return log_det(LK, k), log_det(L, k + 1)
-
-
-@njit(cache=True)
-def refresh(G, Kgg, k, eta, g, c, U, L, LK, z):
-    """Refactor Upsilon and K_gammagamma; z = L^-1 c. Returns (log|Kgg|, log|Upsilon|)."""
-    ld = factorise(G, Kgg, k, eta, g, U, L, LK)
-    forward(L, k + 1, c, z)
-    return ld
-
-
-@njit(cache=True)
-def refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z):
-    """:func:`refresh` for several columns: Z[j] = L^-1 C[j]."""
-    ld = factorise(G, Kgg, k, eta, g, U, L, LK)
+    if not cholesky_into(U, L, k + 1):
+        raise ValueError("Upsilon is not positive definite; raise jitter")
     for j in range(C.shape[0]):
         forward(L, k + 1, C[j], Z[j])
-    return ld
+    return log_det(L, k + 1)
+
+
+@njit(cache=True)
+def factor_kgg(Kgg, k, LK):
+    """Refactor K_gammagamma (at the start and after theta changes; the gamma moves update its
+    factor). Returns log|K_gammagamma|."""
+    if not cholesky_into(Kgg, LK, k):
+        raise ValueError("K_gammagamma is not positive definite; raise jitter")
+    return log_det(LK, k)
 
 
 @njit(cache=True)
@@ -505,7 +494,8 @@ def theta_move(X, S, ss, act, k, theta, bounds, step_sd, jitter, eta, g, copies,
     kernel_block(X, act, k, _weights(star, X.shape[1]), Kt2)
     gram(Kt2, k, act, jitter, G2, Kgg2)
     project_cols(Kt2, k, S, C2)
-    ld_K2, ld_U2 = refresh_cols(G2, Kgg2, k, eta, g, C2, U2, L2, LK2, Z2)
+    ld_K2 = factor_kgg(Kgg2, k, LK2)
+    ld_U2 = factor_upsilon(G2, Kgg2, k, eta, g, C2, U2, L2, Z2)
     log_ratio = (log_marginal_cols(k, eta, g, ld_K2, ld_U2, ss, Z2, copies)
                  - log_marginal_cols(k, eta, g, ld[0], ld[1], ss, Z, copies))
     if math.log(np.random.random()) >= log_ratio:
@@ -584,7 +574,8 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
     gram(Kt, k, act, jitter, G, Kgg)
     project_cols(Kt, k, S, C)
     ld = np.empty(2)
-    ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
+    ld[0] = factor_kgg(Kgg, k, LK)
+    ld[1] = factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z)
     work = _work(n, k_max, 1)
     W, w_row, beta = np.zeros((n, k_max + 1)), np.zeros(k_max + 1), np.zeros(k_max + 1)
     hyper = (a_alpha, b_alpha, jitter, 1.0)
@@ -607,7 +598,7 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
             for a in range(k):
                 quad += beta[a + 1] * _dot(Kgg[a], beta[1:], k)
             g = draw_g(quad, k, a_g, b_g)
-            ld[0], ld[1] = refresh(G, Kgg, k, eta, g, c, U, L, LK, z)
+            ld[1] = factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z)
         if flags[3]:
             theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
                        1.0, (Kt, G, Kgg, U, L, LK, C, Z), proposal, ld, counts)
@@ -768,7 +759,8 @@ def run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedu
     gram(Kt, k, act, jitter, G, Kgg)
     project_cols(Kt, k, S, C)
     ld = np.empty(2)
-    ld[0], ld[1] = refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z)
+    ld[0] = factor_kgg(Kgg, k, LK)
+    ld[1] = factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z)
     work = _work(n, k_max, J)
     W = np.zeros((n, k_max + 1))
     B, noise = np.zeros((J, k_max + 1)), np.zeros((J, k_max + 1))
@@ -799,7 +791,7 @@ def run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedu
                     quad_g += B[j, a + 1] * _dot(Kgg[a], B[j, 1:], k)
             eta = draw_precision(uu, copies, a_eta, b_eta)
             g = draw_precision(quad_g, copies * k, a_g, b_g)
-            ld[0], ld[1] = refresh_cols(G, Kgg, k, eta, g, C, U, L, LK, Z)
+            ld[1] = factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z)
         if flags[3]:
             theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
                        copies, (Kt, G, Kgg, U, L, LK, C, Z), proposal, ld, counts)
