@@ -62,6 +62,24 @@ def test_published_key_matches_another_column_to_the_printed_names(tmp_path):
         write_table_files("sweep", config, folds, tmp_path, {}, tmp_path / "out")
 
 
+def test_shipped_tables_find_their_published_rows(repo):
+    """Every shipped table's published file yields rows for it; the sweeps keyed by n_train or
+    k_max put one row per printed method under each setting's column."""
+    from gpcbench.config import load_config
+
+    config = load_config(repo / "config" / "config.yaml")
+    published_dir = repo / "config" / "published"
+    for name, table in config["tables"].items():
+        if table.get("published") and table["metric"] != "confusion":
+            assert not published_cells(table, published_dir).empty, name
+    rows = {name: published_cells(config["tables"][name], published_dir).groupby("entry").size()
+            for name in ("zhang2011_table4", "zhang2011_table6_time", "zhang2011_table8")}
+    assert rows["zhang2011_table4"].to_dict() == {f"n{n}": 5 for n in range(300, 900, 100)}
+    assert rows["zhang2011_table6_time"].to_dict() == {f"n800_k{k}": 2 for k in range(300, 800, 100)}
+    assert rows["zhang2011_table8"].to_dict() == dict.fromkeys(
+        ["adult", "astroparticle", "mushrooms", "splice"], 4)
+
+
 def test_a_substitute_shared_by_several_columns_is_noted_once_naming_them():
     from gpcbench.experiments.report import _entry_notes
 
