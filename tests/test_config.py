@@ -49,6 +49,8 @@ def test_shipped_configs_validate(repo, name):
          "tables.cho2015_table2.methods[2]"),
         (lambda c: c["tables"]["cho2015_table2"]["published"].pop("method"),
          "tables.cho2015_table2.published"),
+        (lambda c: c["tables"]["zhang2011_table4"]["published"].update(key=["n_train"]),
+         "tables.zhang2011_table4.published.key"),
         (lambda c: c["figures"]["cho2015_decision_regions"].update(methods=["knn"]),
          "figures.cho2015_decision_regions.methods"),
         (lambda c: c["figures"]["williams1998_figure2"].update(type="violin"),

@@ -41,6 +41,57 @@ def test_flag_marks_differences_beyond_two_combined_standard_errors(tmp_path):
     assert wide.loc["Only published", "Data One"].startswith("—")
 
 
+def test_published_key_matches_another_column_to_the_printed_names(tmp_path):
+    """A sweep printed one row per training size: published.key = n_train puts each row under
+    the column printed as that value (compared as strings); an unknown key column is named."""
+    from gpcbench.experiments.report import write_table_files
+
+    folds = pd.concat([_folds([0.10, 0.12]).assign(dataset="n300"),
+                       _folds([0.20, 0.22]).assign(dataset="n400")])
+    table = {**TABLE, "datasets": {"n300": "300", "n400": "400"}, "spread": "sd",
+             "published": {"file": "pub.csv", "mean": "err", "spread": "sd", "key": "n_train"}}
+    (tmp_path / "pub.csv").write_text("n_train,method,err,sd\n400,M,0.21,0.01\n300,M,0.11,0.01\n"
+                                      "500,M,0.31,0.01\n")
+    cells = table_cells(table, folds, published_cells(table, tmp_path)).set_index("entry")
+    assert cells["pub_mean"].to_dict() == {"n300": 0.11, "n400": 0.21}
+    assert cells.loc["n400", "ours"] == pytest.approx(0.21)
+    config = {"tables": {"sweep": {**table, "published": {**table["published"], "key": "k_max"}}},
+              "experiments": {"exp": {"datasets": {"n300": {}, "n400": {}}}}}
+    with pytest.raises(ValueError, match="table 'sweep': published.key 'k_max' is not a column "
+                                         "of pub.csv"):
+        write_table_files("sweep", config, folds, tmp_path, {}, tmp_path / "out")
+
+
+def test_shipped_tables_find_their_published_rows(repo):
+    """Every shipped table's published file yields rows for it; the sweeps keyed by n_train or
+    k_max put one row per printed method under each setting's column."""
+    from gpcbench.config import load_config
+
+    config = load_config(repo / "config" / "config.yaml")
+    published_dir = repo / "config" / "published"
+    for name, table in config["tables"].items():
+        if table.get("published") and table["metric"] != "confusion":
+            assert not published_cells(table, published_dir).empty, name
+    rows = {name: published_cells(config["tables"][name], published_dir).groupby("entry").size()
+            for name in ("zhang2011_table4", "zhang2011_table6_time", "zhang2011_table8")}
+    assert rows["zhang2011_table4"].to_dict() == {f"n{n}": 5 for n in range(300, 900, 100)}
+    assert rows["zhang2011_table6_time"].to_dict() == {f"n800_k{k}": 2 for k in range(300, 800, 100)}
+    assert rows["zhang2011_table8"].to_dict() == dict.fromkeys(
+        ["adult", "astroparticle", "mushrooms", "splice"], 4)
+
+
+def test_a_substitute_shared_by_several_columns_is_noted_once_naming_them():
+    from gpcbench.experiments.report import _entry_notes
+
+    config = {"experiments": {"exp": {"datasets": {
+        "n300": {"data": "text"}, "iris": {"note": "own note"}, "n400": {"data": "text"}}}}}
+    table = {"experiment": "exp", "datasets": {"n300": "300", "iris": "Iris", "n400": "400"},
+             "notes": ["table note"]}
+    meta = {"text": {"substitute": "stand-in", "differences": "smaller"}}
+    assert _entry_notes(config, table, meta) == [
+        "table note", "300, 400: stand-in — smaller", "Iris: own note"]
+
+
 def test_failed_folds_are_excluded_and_counted():
     folds = _folds([0.1, 0.2, np.nan], status=["ok", "ok", "timeout"])
     row = summarise(folds).iloc[0]

@@ -75,11 +75,21 @@ def _hyperparameter(text, metric: str) -> float:
 
 
 def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
-    """Published (dataset entry, method, mean, spread) rows of one table, in its own units."""
+    """Published (dataset entry, method, mean, spread) rows of one table, in its own units.
+
+    A row belongs to the entry whose printed name (``table["datasets"]``) equals, as a string,
+    the row's value in the ``published.key`` column (default ``dataset``; e.g. ``n_train``
+    or ``k_max`` for a sweep printed one row per setting). A file without the default
+    ``dataset`` column belongs to the table's first data set; an explicit ``key`` that is not
+    a column of the file raises ValueError.
+    """
     spec = table.get("published")
     if not spec:
         return pd.DataFrame(columns=["entry", "method", "pub_mean", "pub_spread"])
-    raw = pd.read_csv(Path(published_dir) / spec["file"], dtype={"method": str})
+    key = spec.get("key", "dataset")
+    raw = pd.read_csv(Path(published_dir) / spec["file"], dtype={"method": str, key: str})
+    if "key" in spec and key not in raw.columns:
+        raise ValueError(f"published.key '{key}' is not a column of {spec['file']}")
     for column, value in spec.get("filter", {}).items():
         raw = raw[raw[column].astype(str) == str(value)]
     printed_to_entry = {printed: entry for entry, printed in table["datasets"].items()}
@@ -89,8 +99,8 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
             for entry, column in spec["columns"].items():
                 rows.append((entry, record["method"], record.get(column), None))
             continue
-        if "dataset" in raw.columns:
-            entry = printed_to_entry.get(record["dataset"])
+        if key in raw.columns:
+            entry = printed_to_entry.get(record[key])
             if entry is None:
                 continue
         else:
@@ -601,13 +611,19 @@ def _error_fractions(name: str, table: dict, cells: pd.DataFrame) -> pd.DataFram
 
 
 def _entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
+    """The table's ``notes``, then per column its data set's substitute note (once per data
+    set, at its first column, naming every column that uses it) and the entry's ``note``."""
     notes = list(table.get("notes", []))
     experiment = config["experiments"][table["experiment"]]
+    data = {entry: experiment["datasets"][entry].get("data", entry) for entry in table["datasets"]}
     for entry, printed in table["datasets"].items():
         spec = experiment["datasets"][entry]
-        meta = data_meta.get(spec.get("data", entry), {})
-        if meta.get("substitute"):
-            notes.append(f"{printed}: {meta['substitute']} — {meta.get('differences', '')}".rstrip(" —"))
+        meta = data_meta.get(data[entry], {})
+        sharing = [e for e in data if data[e] == data[entry]]
+        if meta.get("substitute") and sharing[0] == entry:
+            columns = ", ".join(table["datasets"][e] for e in sharing)
+            notes.append(f"{columns}: {meta['substitute']} — "
+                         f"{meta.get('differences', '')}".rstrip(" —"))
         if spec.get("note"):
             notes.append(f"{printed}: {spec['note']}")
     return notes
@@ -659,9 +675,17 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
             raise ValueError(f"table '{name}': {exc}") from None
         write_confusion_table(name, table, cells, notes, Path(out))
         return cells
-    cells = table_cells(table, folds, published_cells(table, Path(published_dir)))
+    cells = table_cells(table, folds, _published(name, table, published_dir))
     write_table(name, table, cells, notes, Path(out))
     return cells
+
+
+def _published(name: str, table: dict, published_dir) -> pd.DataFrame:
+    """:func:`published_cells` of one config table, its errors naming the table."""
+    try:
+        return published_cells(table, Path(published_dir))
+    except ValueError as exc:
+        raise ValueError(f"table '{name}': {exc}") from None
 
 
 def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,
@@ -692,7 +716,7 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
     out = Path(out)
     all_cells = [
         _error_fractions(name, table,
-                         table_cells(table, folds, published_cells(table, Path(published_dir))))
+                         table_cells(table, folds, _published(name, table, published_dir)))
         for name, table in config["tables"].items() if table["metric"] in ERROR_METRICS
     ]
     write_figure(pd.concat(all_cells, ignore_index=True) if all_cells else
