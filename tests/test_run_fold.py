@@ -28,6 +28,12 @@ class Scripted(ClassifierMixin, BaseEstimator):
             raise DivergenceError("log Z is NaN at sweep 3")
         if self.behaviour == "hang":
             time.sleep(60)
+        if self.behaviour == "wait":  # 0.3 s of wall time, no CPU
+            time.sleep(0.3)
+        if self.behaviour == "work":  # 0.3 s of CPU time
+            end = time.process_time() + 0.3
+            while time.process_time() < end:
+                pass
         if self.behaviour == "crash":
             import os
             os._exit(3)
@@ -52,7 +58,7 @@ class Scripted(ClassifierMixin, BaseEstimator):
 
 @pytest.fixture
 def fold_inputs(tmp_path, monkeypatch):
-    for behaviour in ("ok", "raise", "diverge", "hang", "crash", "sampler"):
+    for behaviour in ("ok", "raise", "diverge", "hang", "crash", "sampler", "wait", "work"):
         monkeypatch.setitem(registry.METHODS, f"scripted-{behaviour}", MethodSpec(
             name=f"scripted-{behaviour}", label=behaviour,
             factory=lambda ctx, b=behaviour: Scripted(b), modules=()))
@@ -92,6 +98,13 @@ def test_ok_fold_records_metrics_against_an_independent_count(fold_inputs):
         assert record["provenance"][key]
     assert record["convergence"]["acceptance_rates"] is None
     assert record["convergence"]["diagnostics"] is None
+
+
+def test_timings_record_wall_and_cpu_seconds(fold_inputs):
+    waited = _run(fold_inputs, "scripted-wait")["timings"]
+    worked = _run(fold_inputs, "scripted-work")["timings"]
+    assert waited["fit_s"] >= 0.3 and waited["cpu_s"] < 0.1
+    assert worked["cpu_s"] >= 0.3 and worked["fit_s"] >= 0.3
 
 
 def test_sampler_acceptance_rates_and_diagnostics_round_trip_as_json(fold_inputs):

@@ -33,6 +33,7 @@ def fold_row(record: dict) -> dict:
         "n_test": metrics.get("n_test"), "confusion": json.dumps(metrics.get("confusion")),
         "n_train": record.get("n_train"),
         "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
+        "cpu_s": timings.get("cpu_s"),
         "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),
         "log_evidence": record.get("log_evidence"),
         "hyperparameters": json.dumps(record.get("hyperparameters", {}), sort_keys=True),

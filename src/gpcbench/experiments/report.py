@@ -32,7 +32,9 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     """Per-fold value of a table's metric (successful folds; NaN elsewhere).
 
     ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
-    ``time_s`` (wall seconds of fit + predict), ``log_evidence`` (the method's approximate log marginal likelihood), or
+    ``time_s`` (wall seconds of fit + predict), ``cpu_s`` (the process's CPU seconds of fit +
+    predict; NaN for records older than the field), ``log_evidence`` (the method's
+    approximate log marginal likelihood), or
     ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
     ``hyperparameter:inverse_lengthscale[1]``), or ``diagnostic:<key>[.<key>...]`` (a value of
     a sampler's recorded diagnostics, e.g. ``diagnostic:brooks_burn_in``).
@@ -45,6 +47,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
         return folds["error"].astype(float) * folds["n_test"].astype(float)
     if metric == "time_s":
         return folds["fit_s"].astype(float) + folds["predict_s"].astype(float)
+    if metric == "cpu_s":
+        return pd.to_numeric(folds["cpu_s"], errors="coerce")
     if metric == "log_evidence":
         return pd.to_numeric(folds["log_evidence"], errors="coerce")
     if metric.startswith("hyperparameter:"):
@@ -196,7 +200,7 @@ def _cell_text(r, digits: int) -> str:
 
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     metric = table["metric"]
-    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1}.get(
+    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1, "cpu_s": 1}.get(
         metric, 1 if metric.startswith("diagnostic:") else 4)
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
