@@ -12,8 +12,10 @@ Resources (one core, benchmarks/bench_mcmc.py, per chain of 10,000 sweeps): FBGK
 10 s at (n, k_max) = (300, 100), 50 s at (500, 200), 3 min at (2000, 200), growing as
 n k_max^2 (Adult2, n = 20,000: about half an hour per chain); SGPC's prediction refactors
 g K_gammagamma + K_gamma'K_gamma per kept draw (about the cost of 1,000 sweeps). BGKM has all n
-points active, O(n^3) per sweep: about 3 min per chain at n = 300 and 15 min at n = 500; run it
-on Table 2's data sets only. Memory: O(n k_max) per chain plus the kept draws (O(k_max) each,
+points active: binary at a fixed width it runs gpcbench.mcmc.bgkm, O(n^2) per sweep after one
+eigendecomposition (benchmarks/bench_bgkm.py: about 3 s per chain at n = 300, 25 s at n = 800);
+multiclass or with a learned width it keeps the generic sampler, O(n^3) per sweep (about 35 s
+per chain at n = 300, 9 min at n = 800); run it on Table 2's data sets only. Memory: O(n k_max) per chain plus the kept draws (O(k_max) each,
 O(J k_max) with J classes). Multiclass, (n, k_max) = (300, 100): J = 3 about as fast per sweep as
 binary, J = 6 about 1.1x slower; glass (n = 192, J = 6, paper defaults) about 35 s per fold for
 FBGKM, 85 s for SGPC (its prediction refactors per kept draw).
@@ -38,7 +40,7 @@ def gkm(method):
     return factory
 
 
-GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.lapack", "gpcbench.mcmc.cusum",
+GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.bgkm", "gpcbench.mcmc.lapack", "gpcbench.mcmc.cusum",
                "gpcbench.mcmc.diagnostics", "gpcbench.estimators.gkm")
 
 for _method, (_label, _) in VARIANTS.items():

@@ -1,0 +1,176 @@
+"""An O(n^2)-per-sweep chain for BGKM (Zhang, Dai & Jordan 2011, section 5): the section 3.2
+sampler with every point active (gamma = all n), no gamma moves and a fixed kernel width.
+
+With gamma and theta fixed only eta and g change between sweeps, so one eigendecomposition of
+K_gammagamma = K + jitter I = V diag(kappa) V' (the jittered kernel of :mod:`gpcbench.mcmc.gkm`)
+at the start serves every sweep; lam = kappa - jitter are K's eigenvalues (K~ = [1, K] holds the
+unjittered kernel). Write b = V'1 and a = V's (s in eigen coordinates).
+
+Step (a), s | eta, g (appendix A, Holmes & Held's marginal update): the prior covariance of s
+(eq. 8) is Q = I + K~ Sigma^-1 K~' = I + 11'/eta + K (g K_gammagamma)^-1 K
+= V diag(1 + mu/g) V' + 11'/eta, mu = lam^2 / kappa >= 0. By Sherman-Morrison
+Q^-1 = V diag(D) V' - r r'/rho, D = 1 / (1 + mu/g), r = V D b, rho = eta + b'D b, so
+(Q^-1)_ii = sum_j V_ij^2 D_j - r_i^2/rho and (Q^-1 s)_i = sum_j V_ij D_j a_j - r_i (r's)/rho:
+O(n) per point given a and r's, both updated in O(n) when s_i moves. s_i | s_-i is
+N(s_i - (Q^-1 s)_i / (Q^-1)_ii, 1 / (Q^-1)_ii) truncated to the sign of y_i, the same
+conditional as algorithm 1's N((1 + r) K~_i b - r s_i, 1 + r).
+
+beta~ | s, eta, g ~ N(Upsilon^-1 K~'s, Upsilon^-1) (eq. 9): in the coordinates (u, gamma), beta =
+V gamma, Upsilon becomes the arrowhead [[n + eta, c'], [c, diag(e)]] with c = lam b (K~ = [1, V
+diag(lam) V']), e = lam^2 + g kappa (K~'K~ and g K_gammagamma both diagonal in V), and K~'s
+becomes h = (1's, lam a). Its Cholesky factor with the gamma block first is
+[[diag(sqrt e), 0], [c'/sqrt e, ell]], ell^2 = n + eta - sum c^2/e = eta + sum b^2 g kappa/e
+(using b'b = n: a sum of positive terms, no cancellation); beta~ is drawn as with Upsilon's
+Cholesky factor in :func:`gpcbench.mcmc.gkm.run_chain`, in O(n), then beta = V gamma in O(n^2).
+
+Step (b) is unchanged: eta | u, and g | beta with beta' K_gammagamma beta = sum kappa gamma^2.
+
+Numerics: kappa > 0 is required (raise ``jitter`` otherwise, as the Cholesky of K_gammagamma
+would); then mu >= 0, 0 < D <= 1 for every g > 0 (D -> 1 as g grows, D ~ g/mu as g -> 0, never
+a 1/g overflow), e >= g kappa > 0 and ell^2 >= eta > 0. a = V's is recomputed every sweep so
+its rank-one updates do not accumulate rounding.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from gpcbench.mcmc.gkm import (_dot, _record, _weights, draw_eta, draw_g, kernel_block,
+                               project_cols, truncated_normal)
+
+
+@njit(cache=True)
+def eigenbasis(Kt, jitter):
+    """V (eigenvectors by columns, rows contiguous), kappa (eigenvalues of K + jitter I),
+    lam = kappa - jitter (of K) and b = V'1, for K = Kt[:, 1:] (all n points active)."""
+    n = Kt.shape[0]
+    Kgg = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            Kgg[i, j] = Kt[i, j + 1]
+        Kgg[i, i] += jitter
+    kappa, V = np.linalg.eigh(Kgg)
+    if kappa[0] <= 0.0:
+        raise ValueError("K_gammagamma is not positive definite; raise jitter")
+    V = np.ascontiguousarray(V)
+    return V, kappa, kappa - jitter, rotate(V, np.ones(n))
+
+
+@njit(cache=True)
+def rotate(V, x):
+    """V'x, V read by rows."""
+    out = np.zeros(V.shape[1])
+    for i in range(V.shape[0]):
+        row, xi = V[i], x[i]
+        for j in range(V.shape[1]):
+            out[j] += row[j] * xi
+    return out
+
+
+@njit(cache=True)
+def precision_terms(V, kappa, lam, b, eta, g, D, r, d):
+    """Q^-1 = V diag(D) V' - r r'/rho (module docstring) for the current eta, g: fills D, r and
+    d_i = sum_j V_ij^2 D_j; returns rho = eta + b'D b."""
+    n = V.shape[0]
+    rho = eta
+    for j in range(n):
+        D[j] = 1.0 / (1.0 + lam[j] * lam[j] / (kappa[j] * g))
+        rho += D[j] * b[j] * b[j]
+    for i in range(n):
+        row = V[i]
+        ri, di = 0.0, 0.0
+        for j in range(n):
+            ri += row[j] * D[j] * b[j]
+            di += row[j] * row[j] * D[j]
+        r[i], d[i] = ri, di
+    return rho
+
+
+@njit(cache=True)
+def conditional(Vi, D, a, ri, rs, rho, di, si):
+    """Mean and variance of s_i | s_-i under N(0, Q) (appendix A): s_i - (Q^-1 s)_i / (Q^-1)_ii
+    and 1 / (Q^-1)_ii, with a = V's and rs = r's."""
+    qs = -ri * rs / rho
+    for j in range(Vi.shape[0]):
+        qs += Vi[j] * D[j] * a[j]
+    qii = di - ri * ri / rho
+    return si - qs / qii, 1.0 / qii
+
+
+@njit(cache=True)
+def holmes_held_eigen(V, D, r, d, rho, a, s, y):
+    """Step (a): appendix A's algorithm 1 in the eigenbasis; a = V's kept in step with s."""
+    rs = _dot(r, s, s.shape[0])
+    for i in range(s.shape[0]):
+        mean, var = conditional(V[i], D, a, r[i], rs, rho, d[i], s[i])
+        delta = truncated_normal(mean, math.sqrt(var), y[i] > 0) - s[i]
+        s[i] += delta
+        rs += delta * r[i]
+        row = V[i]
+        for j in range(a.shape[0]):
+            a[j] += delta * row[j]
+
+
+@njit(cache=True)
+def coefficients(V, kappa, lam, b, eta, g, s_sum, a, noise, gamma, beta):
+    """beta~ = (u, beta) = mean + F noise ~ N(Upsilon^-1 K~'s, Upsilon^-1) (eq. 9) for
+    ``noise`` (n + 1) iid N(0, 1) (noise[0] for u), through the arrowhead Cholesky factor of
+    the module docstring: gamma <- L^-1 h + noise, then L' (u, gamma) = that. Fills gamma
+    (beta = V gamma) and beta (n + 1); returns beta' K_gammagamma beta = sum kappa gamma^2."""
+    n = V.shape[0]
+    ell2, y_u = eta, s_sum
+    for j in range(n):
+        e = lam[j] * lam[j] + g * kappa[j]
+        gamma[j] = lam[j] * a[j] / math.sqrt(e)  # (L^-1 h)_j
+        y_u -= lam[j] * b[j] / math.sqrt(e) * gamma[j]
+        ell2 += b[j] * b[j] * g * kappa[j] / e
+    ell = math.sqrt(ell2)
+    u = (y_u / ell + noise[0]) / ell
+    quad = 0.0
+    for j in range(n):
+        sq = math.sqrt(lam[j] * lam[j] + g * kappa[j])
+        gamma[j] = (gamma[j] + noise[j + 1] - lam[j] * b[j] / sq * u) / sq
+        quad += kappa[j] * gamma[j] * gamma[j]
+    beta[0] = u
+    for i in range(n):
+        beta[i + 1] = _dot(V[i], gamma, n)
+    return quad
+
+
+@njit(cache=True)
+def run_bgkm(X, y, s, theta, params, schedule, probe, seed, out):
+    """Run one BGKM chain (binary, fixed theta, all n points active); returns the final s.
+
+    Same sweeps and records as :func:`gpcbench.mcmc.gkm.run_chain` with flags (1, 1, 0, 0),
+    act = 0..n-1 and k = k_max = n (the same ``params``, ``schedule``, ``probe`` and ``out``
+    layout; gamma and theta never move, so no move counters), at O(n^2) per sweep after one
+    O(n^3) eigendecomposition.
+    """
+    np.random.seed(seed)
+    n, p = X.shape
+    eta, g, a_eta, b_eta, a_g, b_g, _, _, jitter, _ = params
+    n_sweeps, burn_in, thin = schedule
+    act = np.arange(n)
+    Kt = np.zeros((n, n + 1))
+    kernel_block(X, act, n, _weights(theta, p), Kt)
+    V, kappa, lam, b = eigenbasis(Kt, jitter)
+    D, r, d, gamma = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    beta, C = np.zeros(n + 1), np.zeros((1, n + 1))
+    S, a = s.reshape((1, n)), rotate(V, s)
+    for t in range(n_sweeps):
+        rho = precision_terms(V, kappa, lam, b, eta, g, D, r, d)
+        holmes_held_eigen(V, D, r, d, rho, a, s, y)
+        a = rotate(V, s)  # afresh: no rounding drift from the rank-one updates
+        quad = coefficients(V, kappa, lam, b, eta, g, s.sum(), a,
+                            np.random.standard_normal(n + 1), gamma, beta)
+        out[0][t, 0], out[0][t, 1], out[0][t, 2], out[0][t, 3] = beta[0], g, eta, n
+        kept = t - burn_in
+        if kept >= 0 and (kept + 1) % thin == 0:
+            project_cols(Kt, n, S, C)  # c = K~'s
+            _record(kept // thin, Kt, n, act, beta, theta, eta, g, C[0], probe, out)
+        eta = draw_eta(beta[0], a_eta, b_eta)  # step (b)
+        g = draw_g(quad, n, a_g, b_g)
+    return s

@@ -1,0 +1,109 @@
+"""Tests of the O(n^2)-per-sweep BGKM chain (:mod:`gpcbench.mcmc.bgkm`) against the dense
+formulas and the generic section 3.2 sampler (:func:`gpcbench.mcmc.gkm.run_chain`)."""
+
+import numpy as np
+import pytest
+
+from gpcbench.mcmc import bgkm, gkm
+from test_gkm import JITTER, _dense_parts, _problem, _state
+
+N = 10
+THETA = np.array([1.5])  # the width of test_gkm's dense helpers
+
+
+def _basis(X):
+    n = len(X)
+    Kt = np.zeros((n, n + 1))
+    gkm.kernel_block(X, np.arange(n), n, gkm._weights(THETA, X.shape[1]), Kt)
+    return Kt, bgkm.eigenbasis(Kt, JITTER)
+
+
+@pytest.mark.parametrize("eta, g", [(1.3, 0.6), (0.05, 1e-4), (20.0, 1e4)])
+def test_conditional_of_s_matches_dense_and_whitened_formulas(eta, g):
+    X, _, rng = _problem(N, seed=3)
+    s = rng.normal(size=N)
+    _, (V, kappa, lam, b) = _basis(X)
+    D, r, d = np.zeros(N), np.zeros(N), np.zeros(N)
+    rho = bgkm.precision_terms(V, kappa, lam, b, eta, g, D, r, d)
+    a = bgkm.rotate(V, s)
+    fast = np.array([bgkm.conditional(V[i], D, a, r[i], r @ s, rho, d[i], s[i])
+                     for i in range(N)])
+    Qinv = np.linalg.inv(_dense_parts(X, s, list(range(N)), eta, g)[2])
+    dense = np.column_stack([s - Qinv @ s / np.diag(Qinv), 1.0 / np.diag(Qinv)])
+    np.testing.assert_allclose(fast, dense, rtol=1e-10, atol=1e-10)
+    # appendix A's form used by run_chain: N((1 + r) K~_i b - r s_i, 1 + r), r = h/(1 - h)
+    Kt, L, z, _, _ = _state(X, s, list(range(N)), eta, g)
+    W = np.linalg.solve(np.tril(L), Kt.T).T
+    h = np.einsum("ij,ij->i", W, W)
+    ratio = h / (1 - h)
+    whitened = np.column_stack([(1 + ratio) * (W @ z) - ratio * s, 1 + ratio])
+    # 1 - H_ii loses digits when g is small (H_ii -> 1): the looser tolerance is the
+    # whitened form's, the eigenbasis matches the dense inverse to 1e-10 above
+    np.testing.assert_allclose(fast, whitened, rtol=1e-6)
+
+
+@pytest.mark.parametrize("eta, g", [(1.3, 0.6), (0.05, 1e-3), (20.0, 1e3)])
+def test_coefficient_draw_has_eq9_mean_and_covariance(eta, g):
+    X, _, rng = _problem(N, seed=4)
+    s = rng.normal(size=N)
+    Kt, (V, kappa, lam, b) = _basis(X)
+    _, Sigma, _ = _dense_parts(X, s, list(range(N)), eta, g)
+    Upsilon = Kt.T @ Kt + Sigma
+
+    def draw(noise):
+        gamma, beta = np.zeros(N), np.zeros(N + 1)
+        quad = bgkm.coefficients(V, kappa, lam, b, eta, g, s.sum(), bgkm.rotate(V, s), noise,
+                                 gamma, beta)
+        np.testing.assert_allclose(quad, beta[1:] @ Sigma[1:, 1:] @ beta[1:] / g, rtol=1e-9)
+        return beta
+
+    mean = draw(np.zeros(N + 1))  # beta~ = mean + F noise is linear in the noise
+    F = np.column_stack([draw(e) - mean for e in np.eye(N + 1)])
+    scale = np.abs(np.linalg.solve(Upsilon, Kt.T @ s)).max()
+    np.testing.assert_allclose(mean, np.linalg.solve(Upsilon, Kt.T @ s), atol=1e-9 * scale)
+    cov = np.linalg.inv(Upsilon)
+    np.testing.assert_allclose(F @ F.T, cov, atol=1e-9 * np.abs(cov).max())
+
+
+def _chain(fast, X, y, n_sweeps, seed, probe):
+    n = len(X)
+    params = np.array([1.5, 0.7, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, JITTER, 0.2])
+    out = (np.zeros((n_sweeps, 4)), np.zeros((n_sweeps, n), dtype=np.int64),
+           np.zeros((n_sweeps, n + 1)), np.zeros((n_sweeps, n + 1)), np.zeros((n_sweeps, 1)),
+           np.zeros((n_sweeps, 2)), np.zeros((n_sweeps, probe.size)))
+    s = np.where(y > 0, 1.0, -1.0)
+    schedule = np.array([n_sweeps, 0, 1])
+    if fast:
+        s = bgkm.run_bgkm(X, y, s, THETA.copy(), params, schedule, probe, seed, out)
+    else:
+        s = gkm.run_chain(X, y, s, np.arange(n), n, THETA.copy(), np.array([[0.1], [10.0]]),
+                          params, n, np.array([1, 1, 0, 0]), schedule, probe, seed, out,
+                          np.zeros((4, 2), dtype=np.int64))
+    return out, s
+
+
+def _summary(out, burn):
+    """Per-sweep statistics: u, u^2, log g, log eta, the probe probabilities."""
+    trace = out[0][burn:]
+    return np.column_stack([trace[:, 0], trace[:, 0] ** 2, np.log(trace[:, 1]),
+                            np.log(trace[:, 2]), out[6][burn:]])
+
+
+def _mean_and_se(x, batches=50):
+    means = x[: len(x) // batches * batches].reshape(batches, -1, x.shape[1]).mean(axis=1)
+    return x.mean(axis=0), means.std(axis=0, ddof=1) / np.sqrt(batches)
+
+
+def test_fast_chain_matches_run_chain_in_distribution():
+    X, y, _ = _problem(N, seed=5)
+    probe = np.array([0, 3, 7])
+    n_sweeps, burn = 60_000, 1000
+    fast, s = _chain(True, X, y, n_sweeps, 11, probe)
+    slow, _ = _chain(False, X, y, n_sweeps, 12, probe)
+    # the records' layout: active set, c = K~'s of the last sweep, trace's n_gamma
+    np.testing.assert_array_equal(fast[1][-1], np.arange(N))
+    np.testing.assert_allclose(fast[3][-1], _basis(X)[0].T @ s, rtol=1e-12)
+    assert np.all(fast[0][:, 3] == N) and np.all(np.sign(s) == np.where(y > 0, 1, -1))
+    (m1, se1), (m2, se2) = (_mean_and_se(_summary(o, burn)) for o in (fast, slow))
+    z = (m1 - m2) / np.sqrt(se1**2 + se2**2)
+    assert np.all(np.abs(z) < 4.5), (m1, m2, z)
