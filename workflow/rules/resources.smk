@@ -16,10 +16,10 @@ FOLD_COST = {
     "default": {"minutes": 5, "exponent": 2, "mem_mb": JOBS.get("mem_mb", 1000), "matrices": 2,
                 "group": True},
     # Zhang et al.'s samplers, 2 chains x 10,000 sweeps: O(n k_max^2) a sweep (measured 0.5-5
-    # CPU min a fold at n = 300-4,000); BGKM keeps all n points active.
+    # CPU min a fold at n = 300-4,000); BGKM keeps all n points active (O(n^2) a sweep).
     "fbgkm": {"minutes": 10, "exponent": 1, "group": False},
     "sgpc": {"minutes": 10, "exponent": 1, "group": False},
-    "bgkm": {"minutes": 60, "exponent": 2, "group": False},
+    "bgkm": {"minutes": 10, "exponent": 2, "group": False},
 }
 # Beyond its own time limit a fold writes a "timeout" record; allow start-up and I/O on top.
 FOLD_MAX_MINUTES = int(JOBS["time_limit_s"] / 60) + 5
