@@ -4,9 +4,9 @@ For every (data set, method) of the experiment it takes the mean measured time o
 (the CPU seconds of fit + predict, ``timings.cpu_s`` of results/<experiment>/<entry>/<method>/
 fold*.json; wall seconds for records without it) over the folds run so far, or,
 with ``--since COMMIT``, over the folds produced at that commit or a later one (git ancestry);
-it multiplies by the protocol's number of folds and packs the jobs on C cores, longest first
-(LPT: within 4/3 of the optimal makespan). Data sets with no measured fold are listed, not
-guessed. Wall times measured on a loaded machine make the estimate an upper bound.
+where none is that recent it falls back on the older folds (marked ``*``). It multiplies by
+the protocol's number of folds and packs the jobs on C cores, longest first (LPT: within 4/3
+of the optimal makespan). Data sets with no measured fold are listed, not guessed. Wall times measured on a loaded machine make the estimate an upper bound.
 
 Usage: python benchmarks/estimate_paper_scale.py zhang2011 --cores 16 [--max-n 4000]
        [--since a85bc16] [--methods fbgkm sgpc]
@@ -76,18 +76,22 @@ def main():
             if args.methods and method not in args.methods:
                 continue
             folder = ROOT / "results" / args.experiment / entry / method
-            times = fold_times(folder, args.since)
+            times, mark = fold_times(folder, args.since), ""
+            if not times and args.since:
+                times, mark = fold_times(folder, None), "*"
             if not times:
                 missing.append(f"{entry}/{method}")
                 continue
             mean, count = sum(times) / len(times), n_folds(protocol)
             jobs += [mean] * count
-            print(f"{entry:<16} {method:<8} {n or '':>6} {len(times):>5} {mean:>8.1f} "
+            print(f"{entry:<16} {method:<8} {n or '':>6} {len(times):>4}{mark:1} {mean:>8.1f} "
                   f"{count:>6} {mean * count / 3600:>7.2f}")
     total = sum(jobs)
     print(f"\n{len(jobs)} fold jobs, {total / 3600:.1f} CPU-hours; on {args.cores} cores "
           f"(longest first): {lpt_makespan(jobs, args.cores) / 3600:.2f} h "
           f"(lower bound total / cores {total / args.cores / 3600:.2f} h)")
+    if args.since:
+        print(f"* no fold at or after {args.since}: older folds' times")
     if missing:
         print("not measured (left out):", ", ".join(missing))
 
