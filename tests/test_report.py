@@ -62,6 +62,46 @@ def test_published_key_matches_another_column_to_the_printed_names(tmp_path):
         write_table_files("sweep", config, folds, tmp_path, {}, tmp_path / "out")
 
 
+def test_published_rate_turns_a_time_per_run_into_units_per_second_for_listed_methods(tmp_path):
+    """published.rate = 10,000 sweeps: a 2,000 s run shows 5 sweeps/s; filter keeps a list."""
+    table = {**TABLE, "published": {"file": "pub.csv", "mean": "time_s", "rate": 10000,
+                                    "filter": {"method": ["M", "K"]}}}
+    (tmp_path / "pub.csv").write_text("dataset,method,time_s\nData One,M,2000\nData One,K,400\n"
+                                      "Data One,SVM,10\n")
+    cells = published_cells(table, tmp_path).set_index("method")
+    assert cells["pub_mean"].to_dict() == {"M": 5.0, "K": 25.0}
+
+
+def test_sweeps_per_second_count_every_chain_of_the_method_and_its_options():
+    """FBGKM's estimator runs n_chains = 2 by default, 3 when the options say so; k-NN has no
+    chains (NaN). n_iter is the sweeps per chain."""
+    from gpcbench.experiments.report import metric_values
+
+    folds = pd.concat([_folds([0.1, 0.1], "fbgkm", "FBGKM"), _folds([0.1], "knn", "k-NN")],
+                      ignore_index=True)
+    folds["options"] = [json.dumps({}), json.dumps({"n_chains": 3}), json.dumps({})]
+    folds["n_iter"] = [1000, 1000, np.nan]
+    folds["fit_s"] = [4.0, 5.0, 1.0]
+    values = metric_values(folds, "sweeps_per_s").tolist()
+    assert values[:2] == [500.0, 600.0] and np.isnan(values[2])
+
+
+def test_collected_folds_keep_cpu_seconds_and_options(tmp_path):
+    """Every field fold_row reads reaches folds.csv (cpu_s was once dropped by the column list)."""
+    from gpcbench.experiments.aggregate import FOLD_COLUMNS, collect_folds, fold_row
+
+    record = {"experiment": "e", "dataset": "d", "method": "m", "label": "M", "fold": 0,
+              "status": "ok", "message": "", "metrics": {"error": 0.1, "n_test": 10},
+              "timings": {"fit_s": 2.0, "predict_s": 1.0, "cpu_s": 2.5},
+              "options": {"k_max": 50}, "seed": 1, "provenance": {}}
+    assert set(fold_row(record)) == set(FOLD_COLUMNS)
+    (tmp_path / "fold0.json").write_text(json.dumps(record))
+    frame = collect_folds([tmp_path / "fold0.json"], tmp_path / "folds.csv")
+    read = pd.read_csv(tmp_path / "folds.csv")
+    assert read.loc[0, "cpu_s"] == 2.5 and json.loads(read.loc[0, "options"]) == {"k_max": 50}
+    assert list(frame.columns) == list(read.columns)
+
+
 def test_shipped_tables_find_their_published_rows(repo):
     """Every shipped table's published file yields rows for it; the sweeps keyed by n_train or
     k_max put one row per printed method under each setting's column."""

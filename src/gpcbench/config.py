@@ -70,8 +70,9 @@ def _check_names(config: dict) -> None:
             if entry not in experiment["datasets"]:
                 raise ConfigError(f"config key 'tables.{name}.datasets.{entry}': not a data set "
                                   f"of experiment '{table['experiment']}'")
+        run = {m for entry in experiment["datasets"] for m in entry_methods(experiment, entry)}
         for i, method in enumerate(table.get("methods", [])):
-            if method not in experiment["methods"]:
+            if method not in run:
                 raise ConfigError(f"config key 'tables.{name}.methods[{i}]': '{method}' is not "
                                   f"a method of experiment '{table['experiment']}'")
         published = table.get("published", {})

@@ -13,7 +13,8 @@ from gpcbench.io import atomic_write_text
 
 FOLD_COLUMNS = [
     "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
-    "brier", "n_test", "confusion", "n_train", "fit_s", "predict_s", "converged", "n_iter",
+    "brier", "n_test", "confusion", "n_train", "options", "fit_s", "predict_s", "cpu_s",
+    "converged", "n_iter",
     "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
     "git_commit", "packages",
 ]
@@ -32,6 +33,7 @@ def fold_row(record: dict) -> dict:
         "error": metrics.get("error"), "nlpd": metrics.get("nlpd"), "brier": metrics.get("brier"),
         "n_test": metrics.get("n_test"), "confusion": json.dumps(metrics.get("confusion")),
         "n_train": record.get("n_train"),
+        "options": json.dumps(record.get("options", {}), sort_keys=True),
         "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
         "cpu_s": timings.get("cpu_s"),
         "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),

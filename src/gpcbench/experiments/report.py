@@ -21,6 +21,7 @@ import pandas as pd
 from gpcbench.config import entry_methods, entry_protocol, n_folds
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
+from gpcbench.experiments.registry import FitContext, method_spec
 from gpcbench.io import atomic_write_bytes, atomic_write_text
 
 ERROR_METRICS = ("error", "error_percent", "errors")
@@ -33,7 +34,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
 
     ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
     ``time_s`` (wall seconds of fit + predict), ``cpu_s`` (the process's CPU seconds of fit +
-    predict; NaN for records older than the field), ``log_evidence`` (the method's
+    predict; NaN for records older than the field), ``sweeps_per_s`` (a sampler's sweeps, all
+    chains, per wall second of fit), ``log_evidence`` (the method's
     approximate log marginal likelihood), or
     ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
     ``hyperparameter:inverse_lengthscale[1]``), or ``diagnostic:<key>[.<key>...]`` (a value of
@@ -49,6 +51,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
         return folds["fit_s"].astype(float) + folds["predict_s"].astype(float)
     if metric == "cpu_s":
         return pd.to_numeric(folds["cpu_s"], errors="coerce")
+    if metric == "sweeps_per_s":
+        return _sweeps_per_second(folds)
     if metric == "log_evidence":
         return pd.to_numeric(folds["log_evidence"], errors="coerce")
     if metric.startswith("hyperparameter:"):
@@ -56,6 +60,23 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     if metric.startswith("diagnostic:"):
         return folds["diagnostics"].map(lambda text: _diagnostic(text, metric.split(":", 1)[1]))
     raise ValueError(f"unknown table metric '{metric}'")
+
+
+def _sweeps_per_second(folds: pd.DataFrame) -> pd.Series:
+    """n_iter (sweeps per chain) x n_chains / fit seconds; NaN for methods without chains.
+
+    The number of chains is the ``n_chains`` of the estimator the fold's method and options
+    build (the records keep the options given, not the defaults filled in).
+    """
+    def chains(method, options) -> float:
+        context = FitContext(options=json.loads(options), seed=0, n_jobs=1, feature_types=(),
+                             fold=0)
+        return float(method_spec(method).factory(context).get_params().get("n_chains", np.nan))
+
+    n_iter = pd.to_numeric(folds["n_iter"], errors="coerce")
+    n_chains = [chains(method, options) if pd.notna(sweeps) else np.nan
+                for method, options, sweeps in zip(folds["method"], folds["options"], n_iter)]
+    return n_iter * np.array(n_chains) / folds["fit_s"].astype(float)
 
 
 def _diagnostic(text, path: str) -> float:
@@ -85,7 +106,8 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
     the row's value in the ``published.key`` column (default ``dataset``; e.g. ``n_train``
     or ``k_max`` for a sweep printed one row per setting). A file without the default
     ``dataset`` column belongs to the table's first data set; an explicit ``key`` that is not
-    a column of the file raises ValueError.
+    a column of the file raises ValueError. With ``published.rate`` = N the file's ``mean``
+    is the time of N units of work (e.g. 10,000 sweeps) and the cell shows N / time.
     """
     spec = table.get("published")
     if not spec:
@@ -95,7 +117,8 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
     if "key" in spec and key not in raw.columns:
         raise ValueError(f"published.key '{key}' is not a column of {spec['file']}")
     for column, value in spec.get("filter", {}).items():
-        raw = raw[raw[column].astype(str) == str(value)]
+        kept = value if isinstance(value, list) else [value]
+        raw = raw[raw[column].astype(str).isin([str(v) for v in kept])]
     printed_to_entry = {printed: entry for entry, printed in table["datasets"].items()}
     rows = []
     for record in raw.to_dict("records"):
@@ -114,6 +137,8 @@ def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["entry", "method", "pub_mean", "pub_spread"])
     frame["pub_mean"] = pd.to_numeric(frame["pub_mean"], errors="coerce")
     frame["pub_spread"] = pd.to_numeric(frame["pub_spread"], errors="coerce")
+    if "rate" in spec:
+        frame["pub_mean"] = spec["rate"] / frame["pub_mean"]
     return frame
 
 
@@ -200,8 +225,8 @@ def _cell_text(r, digits: int) -> str:
 
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     metric = table["metric"]
-    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1, "cpu_s": 1}.get(
-        metric, 1 if metric.startswith("diagnostic:") else 4)
+    digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1,
+              "cpu_s": 1, "sweeps_per_s": 1}.get(metric, 1 if metric.startswith("diagnostic:") else 4)
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
