@@ -226,7 +226,7 @@ def _cell_text(r, digits: int) -> str:
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     metric = table["metric"]
     digits = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1,
-              "cpu_s": 1, "sweeps_per_s": 1}.get(metric, 1 if metric.startswith("diagnostic:") else 4)
+              "cpu_s": 1, "sweeps_per_s": 2}.get(metric, 1 if metric.startswith("diagnostic:") else 4)
     text = cells.assign(text=[_cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
