@@ -9,6 +9,7 @@ spread, the binomial standard error of an error rate on the test set.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import textwrap
@@ -68,6 +69,7 @@ def _sweeps_per_second(folds: pd.DataFrame) -> pd.Series:
     The number of chains is the ``n_chains`` of the estimator the fold's method and options
     build (the records keep the options given, not the defaults filled in).
     """
+    @functools.cache  # one estimator per (method, options), not one per fold
     def chains(method, options) -> float:
         context = FitContext(options=json.loads(options), seed=0, n_jobs=1, feature_types=(),
                              fold=0)
