@@ -56,7 +56,8 @@ def test_published_key_matches_another_column_to_the_printed_names(tmp_path):
     assert cells["pub_mean"].to_dict() == {"n300": 0.11, "n400": 0.21}
     assert cells.loc["n400", "ours"] == pytest.approx(0.21)
     config = {"tables": {"sweep": {**table, "published": {**table["published"], "key": "k_max"}}},
-              "experiments": {"exp": {"datasets": {"n300": {}, "n400": {}}}}}
+              "experiments": {"exp": {"protocol": {"type": "kfold", "folds": 2},
+                                      "datasets": {"n300": {}, "n400": {}}}}}
     with pytest.raises(ValueError, match="table 'sweep': published.key 'k_max' is not a column "
                                          "of pub.csv"):
         write_table_files("sweep", config, folds, tmp_path, {}, tmp_path / "out")
@@ -469,3 +470,14 @@ def test_figures_of_a_sampler_and_of_refitted_decision_regions(tmp_path):
                                          "features; mix3 has 3"):
         write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
                      only="figure:regions3", **inputs)
+
+
+def test_a_cell_from_fewer_folds_than_the_protocol_says_how_many(tmp_path):
+    (tmp_path / "pub.csv").write_text("dataset,method,error_mean,error_se\nData One,M,0.1,0.01\n")
+    folds = pd.concat([_folds([0.1, 0.2, 0.3]), _folds([0.1, 0.2, 0.3, 0.2], "k", "K")])
+    cells = table_cells(TABLE, folds, published_cells(TABLE, tmp_path), {"d1": 4})
+    wide = wide_table(TABLE, cells)
+    assert wide.loc["M", "Data One"] == "0.2000 ± 0.0577 (3/4) [0.1000 ± 0.0100]"
+    assert wide.loc["K", "Data One"] == "0.2000 ± 0.0408"
+    assert "(" not in wide_table(TABLE, table_cells(TABLE, folds, published_cells(TABLE, tmp_path))
+                                 ).loc["M", "Data One"]

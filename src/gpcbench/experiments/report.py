@@ -151,9 +151,11 @@ def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
     return mine[mine["method"].isin(table["methods"])] if "methods" in table else mine
 
 
-def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
+                expected_folds: dict | None = None) -> pd.DataFrame:
     """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
-    successful folds), the published value and the flag."""
+    successful folds), the published value and the flag. ``expected_folds`` (entry -> the
+    protocol's fold count) fills ``n_expected``, so a cell built from a partial run says so."""
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
     mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
@@ -171,11 +173,12 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame) -> pd
             "ours_spread": {"se": sd / np.sqrt(n) if n > 1 else np.nan, "sd": sd}.get(
                 table.get("spread", "se"), np.nan),
             "ours_se": sd / np.sqrt(n) if n > 1 else np.nan, "n_ok": n, "n_folds": len(group),
+            "n_expected": (expected_folds or {}).get(entry, np.nan),
             "n_test": group["n_test"].astype(float).mean(),
             "failures": "; ".join(f"fold {r.fold}: {r.status}" for r in failed.itertuples()),
         })
     cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
-                                        "n_ok", "n_folds", "n_test", "failures"])
+                                        "n_ok", "n_folds", "n_expected", "n_test", "failures"])
     # rows: the paper's methods in its order, then ours that it does not print, in config order
     order = list(dict.fromkeys([*published["method"], *cells["method"]]))
     cells = cells.merge(published, on=["entry", "method"], how="outer")
@@ -220,6 +223,9 @@ def _cell_text(r, digits: int) -> str:
     ours = _fmt(r.ours, r.ours_spread, digits)
     if isinstance(r.failures, str) and r.failures:
         ours += f" ({int(r.n_folds - r.n_ok)} failed)"
+    expected = getattr(r, "n_expected", np.nan)  # confusion cells head their section instead
+    if r.n_folds < expected:  # NaN (no run, or no expected count) compares False
+        ours += f" ({int(r.n_folds)}/{int(expected)})"
     if pd.isna(r.pub_mean):
         return ours
     return f"{ours}{' !' if r.flag else ''} [{_fmt(r.pub_mean, r.pub_spread, digits)}]"
@@ -266,8 +272,8 @@ def _csv(frame: pd.DataFrame) -> str:
 def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], out: Path):
     wide = wide_table(table, cells)
     legend = ("Cells: reproduced mean ± spread over folds [published value]; `!` = differs from "
-              "the published value by more than two combined standard errors; — = not run / "
-              "not published.")
+              "the published value by more than two combined standard errors; (k/N) = only k of "
+              "the protocol's N folds are in; — = not run / not published.")
     md = [f"# {table['title']}\n", legend + "\n", _markdown(wide, "Method")]
     md += [f"- {note}" for note in notes]
     atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")
@@ -706,7 +712,9 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
             raise ValueError(f"table '{name}': {exc}") from None
         write_confusion_table(name, table, cells, notes, Path(out))
         return cells
-    cells = table_cells(table, folds, _published(name, table, published_dir))
+    spec = config["experiments"][table["experiment"]]
+    expected = {entry: n_folds(entry_protocol(spec, entry)) for entry in table["datasets"]}
+    cells = table_cells(table, folds, _published(name, table, published_dir), expected)
     write_table(name, table, cells, notes, Path(out))
     return cells
 
