@@ -36,8 +36,9 @@ def mixed_inputs():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((9, 4))
     X[:, 1] = rng.integers(0, 3, 9)  # discrete
+    X[:, 2] = rng.integers(-1, 3, 9)  # discrete
     X[:, 3] = 50.0 + 3.0 * X[:, 3]  # offset continuous feature
-    return X, np.array([False, True, False, False])
+    return X, np.array([False, True, True, False])
 
 
 @pytest.mark.parametrize("scales", [0.7, [0.3, 1.1, 0.05, 2.0]])
@@ -45,7 +46,8 @@ def test_matches_literal_equation_13(mixed_inputs, scales):
     X, discrete = mixed_inputs
     cov = Covariance(1.7, 0.3, 0.05, scales, discrete_features=discrete)
     np.testing.assert_allclose(cov(X), _literal(cov, X, discrete=discrete), rtol=1e-12)
-    X2 = X[:4] + 0.1
+    np.testing.assert_array_equal(cov(X), cov(X).T)  # exactly symmetric, as Cholesky expects
+    X2 = X[:4] + 0.1  # discrete values that X does not take
     np.testing.assert_allclose(cov(X2, X), _literal(cov, X2, X, discrete=discrete), rtol=1e-12)
 
 
@@ -61,7 +63,7 @@ def test_theta2_only_on_training_diagonal(mixed_inputs):
 def test_discrete_indices_equal_mask(mixed_inputs):
     X, discrete = mixed_inputs
     by_mask = Covariance(1.0, 0.1, 0.1, [0.3, 1.1, 0.05, 2.0], discrete)
-    by_index = Covariance(1.0, 0.1, 0.1, [0.3, 1.1, 0.05, 2.0], [1])
+    by_index = Covariance(1.0, 0.1, 0.1, [0.3, 1.1, 0.05, 2.0], [1, 2])
     np.testing.assert_array_equal(by_mask(X), by_index(X))
 
 

@@ -210,8 +210,11 @@ class Covariance:
             xc = X[:, cont] - X[:, cont].mean(axis=0)
             both_sums = g.sum(axis=1) + g.sum(axis=0)
             out[cont] = (xc**2).T @ both_sums - 2.0 * np.einsum("im,im->m", xc, g @ xc)
-        for m in np.flatnonzero(discrete):
-            out[m] = np.sum(g * _feature_distance(X[:, m], X[:, m], True))
+        columns = np.flatnonzero(discrete)
+        if columns.size:  # sum_ij g_ij [x_i != x_j] = sum(g) - sum_v e_v^T g e_v, e_v = [x = v]
+            codes, _, owner = _value_indicators(X, X, columns)
+            matched = np.einsum("ic,ic->c", codes, g @ codes)
+            out[columns] = g.sum() - np.bincount(owner, weights=matched, minlength=columns.size)
         return out
 
     def _scales(self, d: int) -> np.ndarray:
@@ -248,9 +251,27 @@ class Covariance:
         if cont.any():
             root = np.sqrt(scales[cont])
             dist += cdist(X[:, cont] * root, X2[:, cont] * root, "sqeuclidean")
-        for m in np.flatnonzero(discrete):
-            dist += scales[m] * _feature_distance(X[:, m], X2[:, m], True)
+        columns = np.flatnonzero(discrete)
+        if columns.size:  # sum_m l_m [x^m != x2^m] = sum_m l_m - sum_m l_m [x^m = x2^m]
+            codes, codes2, owner = _value_indicators(X, X2, columns)
+            root = np.sqrt(scales[columns][owner])
+            left = codes * root
+            # ``left @ left.T`` (one array) is computed symmetric by numpy, as C must be
+            matched = left @ (left if X2 is X else codes2 * root).T
+            dist += np.maximum(scales[columns].sum() - matched, 0.0)
         return dist
+
+
+def _value_indicators(X, X2, columns):
+    """Indicator codes [x^m = v] of the discrete ``columns``, one column per (feature m, value v
+    taken in X or X2): (codes of X, codes of X2, position in ``columns`` of each code's feature).
+    Contracting codes turns the per-feature loops of eq. 14's 1 - delta into matrix products."""
+    values = [np.unique(np.concatenate([X[:, m], X2[:, m]])) for m in columns]
+    codes = np.hstack([X[:, m, None] == v for m, v in zip(columns, values)]).astype(float)
+    codes2 = codes if X2 is X else np.hstack(
+        [X2[:, m, None] == v for m, v in zip(columns, values)]).astype(float)
+    owner = np.repeat(np.arange(columns.size), [v.size for v in values])
+    return codes, codes2, owner
 
 
 def _feature_distance(a: np.ndarray, b: np.ndarray, discrete: bool) -> np.ndarray:
