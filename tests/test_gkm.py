@@ -235,6 +235,37 @@ def test_brooks_burn_in_finds_the_transient():
     assert np.isnan(brooks_burn_in(np.cumsum(rng.normal(size=3000))))  # a random walk
 
 
+@pytest.mark.parametrize("draw", [lambda rng, n: rng.normal(size=n),
+                                  lambda rng, n: rng.lognormal(size=n),
+                                  lambda rng, n: rng.poisson(3.0, size=n).astype(float)],
+                         ids=["normal", "lognormal", "poisson"])
+def test_brooks_bounds_cover_independent_draws_at_their_level(draw):
+    """Independent draws are inside the 90 % bounds 90 % of the time, skewed (eta, g) and
+    discrete (n_gamma) ones too: 1/2 as the centre would reject almost every log-normal chain."""
+    from scipy.special import ndtri
+
+    from gpcbench.mcmc.cusum import _inside
+
+    rng = np.random.default_rng(5)
+    inside = [_inside(draw(rng, 1000), ndtri(0.95)) for _ in range(2000)]
+    assert abs(np.mean(inside) - 0.90) < 0.02  # 3 binomial standard errors
+    assert np.mean([brooks_burn_in(draw(rng, 1000)) == 0 for _ in range(200)]) > 0.8
+
+
+def test_run_burn_in_is_undefined_when_one_quantity_is():
+    clf = FBGKMClassifier(n_sweeps=400, burn_in=200, thin=2, random_state=0)
+    rng = np.random.default_rng(0)
+    traced = {name: rng.normal(size=(2, 400)) for name in ("u", "g", "eta", "n_gamma")}
+    traced["g"] = np.cumsum(traced["g"], axis=1)  # a random walk: never settles
+    probe = rng.normal(size=(2, 100, 4))
+    diagnostics = clf._diagnostics(traced, probe)
+    assert np.isnan(diagnostics["g"]["brooks_burn_in"]) and diagnostics["u"]["brooks_burn_in"] >= 0
+    assert np.isnan(diagnostics["brooks_burn_in"])
+    traced["g"] = rng.normal(size=(2, 400))
+    assert clf._diagnostics(traced, probe)["brooks_burn_in"] == max(
+        clf._diagnostics(traced, probe)[name]["brooks_burn_in"] for name in traced)
+
+
 # --- estimators ------------------------------------------------------------------------------
 
 TINY = dict(n_sweeps=20, burn_in=10, thin=2, k_max=10, random_state=0)

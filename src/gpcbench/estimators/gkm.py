@@ -257,7 +257,9 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
             "max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any() else float("nan"),
             "min_ess": float(np.min(ess)) if ess else float("nan"),
         }
-        result["brooks_burn_in"] = float(max(result[name]["brooks_burn_in"] for name in TRACED))
+        # NaN (a quantity the criterion cannot settle) propagates: the run has no burn-in
+        result["brooks_burn_in"] = float(np.max([result[name]["brooks_burn_in"]
+                                                 for name in TRACED]))
         result["n_active"] = self._active_set_distribution(traced["n_gamma"][0, self.burn_in:])
         return result
 
@@ -513,7 +515,8 @@ _PARAMETERS = """
         (1998) CUSUM burn-in (max over chains, in sweeps; multiclass u: the worst class);
         ``probe_probability``: the largest
         R-hat and smallest ESS of Phi(u + k_i' beta) over the probe points;
-        ``brooks_burn_in``: the largest burn-in estimate; ``n_active``: chain 1's largest,
+        ``brooks_burn_in``: the largest burn-in estimate, NaN if any quantity's is (its
+        thinned chain never settles, or is under 10 draws long); ``n_active``: chain 1's largest,
         smallest and most frequent active-set size after the burn-in and that size's count of
         sweeps (Table 7).
     convergence_trace_ : list of dict

@@ -159,26 +159,32 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
     mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
+    # a method with no value anywhere in the table has no such metric (k-NN has no burn-in);
+    # otherwise a successful fold without one is counted as undefined (a chain never settled)
+    applies = mine.groupby("label")["value"].apply(lambda v: v.notna().any())
     rows = []
     for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
         values = group["value"].dropna().to_numpy(dtype=float)
         n = values.size
         sd = float(np.std(values, ddof=1)) if n > 1 else np.nan
         failed = group[group["status"] != "ok"]
-        if n == 0 and failed.empty:  # the metric does not apply to this method
+        if not applies[label] and failed.empty:
             continue
         rows.append({
             "entry": entry, "method": names.get(label, label),
             "ours": float(values.mean()) if n else np.nan,
             "ours_spread": {"se": sd / np.sqrt(n) if n > 1 else np.nan, "sd": sd}.get(
                 table.get("spread", "se"), np.nan),
-            "ours_se": sd / np.sqrt(n) if n > 1 else np.nan, "n_ok": n, "n_folds": len(group),
+            "ours_se": sd / np.sqrt(n) if n > 1 else np.nan,
+            "n_ok": len(group) - len(failed), "n_folds": len(group),
             "n_expected": (expected_folds or {}).get(entry, np.nan),
+            "n_undefined": len(group) - len(failed) - n,
             "n_test": group["n_test"].astype(float).mean(),
             "failures": "; ".join(f"fold {r.fold}: {r.status}" for r in failed.itertuples()),
         })
     cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
-                                        "n_ok", "n_folds", "n_expected", "n_test", "failures"])
+                                        "n_ok", "n_folds", "n_expected", "n_undefined",
+                                        "n_test", "failures"])
     # rows: the paper's methods in its order, then ours that it does not print, in config order
     order = list(dict.fromkeys([*published["method"], *cells["method"]]))
     cells = cells.merge(published, on=["entry", "method"], how="outer")
@@ -223,6 +229,8 @@ def _cell_text(r, digits: int) -> str:
     ours = _fmt(r.ours, r.ours_spread, digits)
     if isinstance(r.failures, str) and r.failures:
         ours += f" ({int(r.n_folds - r.n_ok)} failed)"
+    if getattr(r, "n_undefined", 0) > 0:
+        ours += f" ({int(r.n_undefined)} undefined)"
     expected = getattr(r, "n_expected", np.nan)  # confusion cells head their section instead
     if r.n_folds < expected:  # NaN (no run, or no expected count) compares False
         ours += f" ({int(r.n_folds)}/{int(expected)})"
@@ -273,7 +281,8 @@ def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], o
     wide = wide_table(table, cells)
     legend = ("Cells: reproduced mean ± spread over folds [published value]; `!` = differs from "
               "the published value by more than two combined standard errors; (k/N) = only k of "
-              "the protocol's N folds are in; — = not run / not published.")
+              "the protocol's N folds are in; (k undefined) = k runs have no value (the table's "
+              "notes say why); — = not run / not published.")
     md = [f"# {table['title']}\n", legend + "\n", _markdown(wide, "Method")]
     md += [f"- {note}" for note in notes]
     atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")

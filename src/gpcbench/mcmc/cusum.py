@@ -1,10 +1,17 @@
 """Brooks' (1998) CUSUM "hairiness" burn-in estimate (Zhang, Dai & Jordan 2011, Table 12).
 
 For draws x_1..x_N with mean mu, the CUSUM path S_t = sum_{i<=t} (x_i - mu) has a local
-extremum at t exactly when x_t - mu and x_{t+1} - mu differ in sign; d_t = 1 marks one. The
-hairiness D_t = (1/t) sum_{j<=t} d_j of an independent, converged sequence is Bin(t, 1/2) / t,
-so it lies within 1/2 +- z / (2 sqrt(t)) (z the normal quantile of the level) with that
-probability. Brooks computes the hairiness D_{n0,t} of the draws after a candidate burn-in n0;
+extremum at t exactly when x_t - mu and x_{t+1} - mu differ in sign; d_t = 1 marks one. For a
+symmetric distribution the hairiness D_t = (1/t) sum_{j<=t} d_j of an independent, converged
+sequence is Bin(t, 1/2) / t, so it lies within 1/2 +- z / (2 sqrt(t)) (z the normal quantile
+of the level) with that probability: Brooks' bounds. For a skewed distribution (eta, g) or a
+discrete one (n_gamma) a draw lies above mu with probability p != 1/2 and 1/2 is the wrong
+centre: a long independent chain of log-normal draws would never settle. Given the n1 draws
+above mu and n2 below, the t = n1 + n2 - 1 turns of an exchangeable sequence are the runs of
+Wald and Wolfowitz's test less one: mean 2 n1 n2 / n, variance
+2 n1 n2 (2 n1 n2 - n) / (n^2 (n - 1)); the bounds used here are those moments +- z sd, which
+are Brooks' when n1 = n2 and keep the level's coverage for any p.
+Brooks computes the hairiness D_{n0,t} of the draws after a candidate burn-in n0;
 here the burn-in is the smallest n0 on a grid (steps of 1/50 of the chain) for which the
 hairiness of x_{n0+1..N} (CUSUM about their own mean) lies inside the bounds. Brooks asks for
 (nearly) independent draws: thin the chain first.
@@ -16,17 +23,20 @@ import numpy as np
 from scipy.special import ndtri
 
 
-def hairiness(draws) -> np.ndarray:
-    """Running hairiness D_t, t = 1..N-1, of one chain (CUSUM about the chain's mean)."""
+def _above_mean(draws) -> np.ndarray:
     x = np.asarray(draws, dtype=float)
-    centred = x - x.mean()
-    turns = (centred[:-1] * centred[1:]) < 0
-    return np.cumsum(turns) / np.arange(1, x.size)
+    return x > x.mean()
 
 
 def _inside(x, z) -> bool:
-    d = hairiness(x)[-1]
-    return abs(d - 0.5) <= z / (2 * np.sqrt(x.size - 1))
+    """Whether the turns of x about its mean are within the runs-test bounds (docstring)."""
+    above = _above_mean(x)
+    n, n1 = above.size, int(above.sum())
+    n2 = n - n1
+    turns = np.count_nonzero(above[:-1] != above[1:])
+    mean = 2.0 * n1 * n2 / n
+    variance = 2.0 * n1 * n2 * (2.0 * n1 * n2 - n) / (n * n * (n - 1))
+    return abs(turns - mean) <= z * np.sqrt(max(variance, 0.0))
 
 
 def brooks_burn_in(draws, thin: int = 1, level: float = 0.9, grid: int = 50) -> float:
