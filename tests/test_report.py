@@ -201,6 +201,23 @@ def test_diagnostic_metric_reads_a_dotted_path_and_skips_methods_without_it():
     assert cells["ours"].tolist() == [92.5] and cells["n_ok"].tolist() == [2]
 
 
+def test_a_diagnostic_undefined_in_some_runs_is_counted_not_dropped():
+    """A Brooks burn-in that never settled is NaN: the cell counts those runs, and a data set
+    where every run is undefined still shows a cell; a method without the metric shows none."""
+    sampler = pd.concat([_folds([0.1, 0.2, 0.3], "s", "S"),
+                         _folds([0.1, 0.2], "s", "S").assign(dataset="d2")], ignore_index=True)
+    sampler["diagnostics"] = [json.dumps({"brooks_burn_in": b})
+                              for b in (800.0, None, 1000.0, None, None)]
+    other = _folds([0.1, 0.2], "k", "K").assign(diagnostics="null")
+    table = {"experiment": "exp", "datasets": {"d1": "D1", "d2": "D2"},
+             "metric": "diagnostic:brooks_burn_in", "spread": "none"}
+    published = pd.DataFrame(columns=["entry", "method", "pub_mean", "pub_spread"])
+    wide = wide_table(table, table_cells(table, pd.concat([sampler, other], ignore_index=True),
+                                         published, {"d1": 3, "d2": 3}))
+    assert wide.loc["S"].tolist() == ["900.0 (1 undefined)", "— (2 undefined) (2/3)"]
+    assert wide.index.tolist() == ["S"]
+
+
 def _experiment_folds(experiment, dataset, n=3):
     folds = pd.concat([_folds([0.1, 0.2, 0.3][:n]), _folds([0.2, 0.3, 0.4][:n], "k", "K")],
                       ignore_index=True)
