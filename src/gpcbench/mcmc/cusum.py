@@ -7,7 +7,7 @@ sequence is Bin(t, 1/2) / t, so it lies within 1/2 +- z / (2 sqrt(t)) (z the nor
 of the level) with that probability: Brooks' bounds. For a skewed distribution (eta, g) or a
 discrete one (n_gamma) a draw lies above mu with probability p != 1/2 and 1/2 is the wrong
 centre: a long independent chain of log-normal draws would never settle. Given the n1 draws
-above mu and n2 below, the t = n1 + n2 - 1 turns of an exchangeable sequence are the runs of
+above mu and the n2 below (n = n1 + n2), the turns of an exchangeable sequence are the runs of
 Wald and Wolfowitz's test less one: mean 2 n1 n2 / n, variance
 2 n1 n2 (2 n1 n2 - n) / (n^2 (n - 1)); the bounds used here are those moments +- z sd, which
 are Brooks' when n1 = n2 and keep the level's coverage for any p.
@@ -23,14 +23,9 @@ import numpy as np
 from scipy.special import ndtri
 
 
-def _above_mean(draws) -> np.ndarray:
-    x = np.asarray(draws, dtype=float)
-    return x > x.mean()
-
-
 def _inside(x, z) -> bool:
     """Whether the turns of x about its mean are within the runs-test bounds (docstring)."""
-    above = _above_mean(x)
+    above = x > x.mean()
     n, n1 = above.size, int(above.sum())
     n2 = n - n1
     turns = np.count_nonzero(above[:-1] != above[1:])
