@@ -498,3 +498,21 @@ def test_a_cell_from_fewer_folds_than_the_protocol_says_how_many(tmp_path):
     assert wide.loc["K", "Data One"] == "0.2000 ± 0.0408"
     assert "(" not in wide_table(TABLE, table_cells(TABLE, folds, published_cells(TABLE, tmp_path))
                                  ).loc["M", "Data One"]
+
+
+def test_summary_gives_samplers_median_rhat_ess_and_brooks_burn_in_counts():
+    def diagnostics(rhat_u, ess_g, burn):
+        quantity = {"rhat": 1.0, "ess": 100.0, "brooks_burn_in": 0.0}
+        return json.dumps({"u": {**quantity, "rhat": rhat_u}, "g": {**quantity, "ess": ess_g},
+                           "eta": quantity, "n_gamma": quantity, "brooks_burn_in": burn,
+                           "probe_probability": {"max_rhat": 1.2, "min_ess": 40.0}})
+
+    sampler = _folds([0.1, 0.2, 0.3, 0.4], "s", "S", status=["ok", "ok", "ok", "failed"])
+    sampler["diagnostics"] = [diagnostics(1.0, 10.0, 400.0), diagnostics(1.3, 30.0, None),
+                              diagnostics(1.1, 20.0, 800.0), diagnostics(9.0, 1.0, 1.0)]
+    other = _folds([0.1, 0.2], "k", "K").assign(diagnostics="null")
+    summary = summarise(pd.concat([sampler, other], ignore_index=True)).set_index("method")
+    s = summary.loc["s"]
+    assert (s["rhat_u"], s["ess_g"], s["rhat_probe"], s["ess_probe"]) == (1.1, 20.0, 1.2, 40.0)
+    assert s["burn_in_mean"] == 600.0 and s["burn_in_undefined"] == 1
+    assert summary.loc["k", ["rhat_u", "burn_in_mean", "burn_in_undefined"]].isna().all()

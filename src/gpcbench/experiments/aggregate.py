@@ -47,6 +47,38 @@ def fold_row(record: dict) -> dict:
     }
 
 
+#: Zhang et al.'s samplers' convergence per cell (medians over runs of each run's
+#: ``diagnostics_``): column -> dotted path in the fold's diagnostics.
+SAMPLER_DIAGNOSTICS = {
+    **{f"rhat_{q}": f"{q}.rhat" for q in ("u", "g", "eta", "n_gamma")},
+    "rhat_probe": "probe_probability.max_rhat",
+    **{f"ess_{q}": f"{q}.ess" for q in ("u", "g", "eta", "n_gamma")},
+    "ess_probe": "probe_probability.min_ess",
+}
+
+
+def diagnostic_value(text, path: str) -> float:
+    """The value at a dotted ``path`` of a fold's sampler diagnostics (NaN where absent)."""
+    value = json.loads(text) if isinstance(text, str) else None
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return np.nan if value is None else float(value)
+
+
+def _sampler_convergence(ok: pd.DataFrame) -> dict:
+    """Median R-hat and ESS of each traced quantity, and the Brooks burn-in: its mean over the
+    runs where it is defined and the count of runs where it is not (NaN for non-samplers)."""
+    texts = ok["diagnostics"] if "diagnostics" in ok else pd.Series(None, index=ok.index)
+    burn = texts.map(lambda t: diagnostic_value(t, "brooks_burn_in"))
+    sampled = texts.map(lambda t: diagnostic_value(t, "u.rhat")).notna()
+    return {
+        **{column: texts.map(lambda t: diagnostic_value(t, path)).median()
+           for column, path in SAMPLER_DIAGNOSTICS.items()},
+        "burn_in_mean": burn.mean(),
+        "burn_in_undefined": float((sampled & burn.isna()).sum()) if sampled.any() else np.nan,
+    }
+
+
 def collect_folds(result_paths, output: str | Path) -> pd.DataFrame:
     """Read fold result JSONs and write them as one CSV (atomically)."""
     rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
@@ -79,6 +111,7 @@ def summarise(folds: pd.DataFrame) -> pd.DataFrame:
             "brier_mean": pd.to_numeric(ok["brier"], errors="coerce").mean(),
             "fit_s_mean": ok["fit_s"].mean(), "fit_s_total": ok["fit_s"].sum(),
             "converged_fraction": ok["converged"].astype(float).mean() if len(ok) else np.nan,
+            **_sampler_convergence(ok),
         })
 
     keys = ["experiment", "dataset", "method"]

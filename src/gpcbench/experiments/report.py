@@ -21,7 +21,7 @@ import pandas as pd
 
 from gpcbench.config import entry_methods, entry_protocol, n_folds
 from gpcbench.data.dataset import load_dataset
-from gpcbench.experiments.aggregate import summarise
+from gpcbench.experiments.aggregate import SAMPLER_DIAGNOSTICS, diagnostic_value, summarise
 from gpcbench.experiments.registry import FitContext, method_spec
 from gpcbench.io import atomic_write_bytes, atomic_write_text
 
@@ -59,7 +59,7 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     if metric.startswith("hyperparameter:"):
         return folds["hyperparameters"].map(lambda text: _hyperparameter(text, metric))
     if metric.startswith("diagnostic:"):
-        return folds["diagnostics"].map(lambda text: _diagnostic(text, metric.split(":", 1)[1]))
+        return folds["diagnostics"].map(lambda text: diagnostic_value(text, metric.split(":", 1)[1]))
     raise ValueError(f"unknown table metric '{metric}'")
 
 
@@ -79,14 +79,6 @@ def _sweeps_per_second(folds: pd.DataFrame) -> pd.Series:
     n_chains = [chains(method, options) if pd.notna(sweeps) else np.nan
                 for method, options, sweeps in zip(folds["method"], folds["options"], n_iter)]
     return n_iter * np.array(n_chains) / folds["fit_s"].astype(float)
-
-
-def _diagnostic(text, path: str) -> float:
-    """The value at a dotted ``path`` of a fold's sampler diagnostics (NaN where absent)."""
-    value = json.loads(text) if isinstance(text, str) else None
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return np.nan if value is None else float(value)
 
 
 def _hyperparameter(text, metric: str) -> float:
@@ -404,12 +396,23 @@ def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path)
     columns = ["dataset", "label", "n_ok", "n_folds", "error_mean", "error_se", "nlpd_mean",
                "brier_mean", "fit_s_mean", "fit_s_total", "converged_fraction", "failures"]
     frame = rows[columns].rename(columns={"label": "method"})
-    atomic_write_text(out / "tables" / f"{experiment}_summary.csv", _csv(frame))
+    sampler = [*SAMPLER_DIAGNOSTICS, "burn_in_mean", "burn_in_undefined"]
+    atomic_write_text(out / "tables" / f"{experiment}_summary.csv",
+                      _csv(rows[columns + sampler].rename(columns={"label": "method"})))
     shown = frame.set_index("dataset").round(4).fillna("—")
     md = [f"# {experiment}: errors, NLPD, Brier, timing and convergence\n",
           f"{spec['description']}. Error and s.e. over successful folds; times in seconds "
           "(fit, per fold and in total); converged = fraction of folds whose method reported "
           "convergence.\n", _markdown(shown, "dataset")]
+    chains = rows[rows["rhat_u"].notna()]
+    if len(chains):
+        diagnostics = chains[["dataset", "label", *sampler]].rename(columns={"label": "method"})
+        md += ["\n## Sampler convergence\n",
+               "Medians over the runs of split R-hat and effective sample size (all chains' kept "
+               "draws) of u, g, eta, n_gamma and the predictive probabilities at probe points "
+               "(largest R-hat, smallest ESS); Brooks burn-in: mean over the runs where it is "
+               "defined, and the number of runs where it is not.\n",
+               _markdown(diagnostics.set_index("dataset").round(2).fillna("—"), "dataset")]
     atomic_write_text(out / "tables" / f"{experiment}_summary.md", "\n".join(md))
 
 
