@@ -440,7 +440,7 @@ def write_convergence_figure(spec: dict, folds: pd.DataFrame, path: Path):
                  & (folds["fold"] == spec.get("fold", 0))]
     datasets = spec.get("datasets") or list(dict.fromkeys(mine["dataset"]))
     fig, axes = plt.subplots(1, max(1, len(datasets)), figsize=(3.2 * max(1, len(datasets)), 2.8),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     key = spec.get("value", "log_evidence")
     for ax, dataset in zip(axes[0], datasets):
         sweeps = False
@@ -466,7 +466,8 @@ def write_relevance_figure(spec: dict, folds: pd.DataFrame, data_meta: dict, con
     experiment = config["experiments"][spec["experiment"]]
     datasets = spec.get("datasets") or list(experiment["datasets"])
     key = spec.get("value", "inverse_lengthscale")
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4 * len(datasets), 3), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4 * len(datasets), 3), squeeze=False,
+                             layout="constrained")
     for ax, dataset in zip(axes[0], datasets):
         rows = folds[(folds["experiment"] == spec["experiment"]) & (folds["dataset"] == dataset)
                      & folds["method"].isin(spec["methods"]) & (folds["status"] == "ok")]
@@ -514,7 +515,8 @@ def write_hmc_relevance_figure(spec: dict, folds: pd.DataFrame, data_meta: dict,
     experiment = config["experiments"][spec["experiment"]]
     datasets = spec.get("datasets") or list(experiment["datasets"])
     key, fold = spec.get("value", "inverse_lengthscale"), spec.get("fold", 0)
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6.5 * len(datasets), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6.5 * len(datasets), 4), squeeze=False,
+                             layout="constrained")
     offsets = np.linspace(-0.15, 0.15, len(spec["methods"]))
     for ax, dataset in zip(axes[0], datasets):
         names = data_meta.get(experiment["datasets"][dataset].get("data", dataset),
