@@ -216,6 +216,10 @@ def test_a_diagnostic_undefined_in_some_runs_is_counted_not_dropped():
                                          published, {"d1": 3, "d2": 3}))
     assert wide.loc["S"].tolist() == ["900.0 (1 undefined)", "— (2 undefined) (2/3)"]
     assert wide.index.tolist() == ["S"]
+    sampler["diagnostics"] = json.dumps({"brooks_burn_in": None})  # undefined in every run
+    wide = wide_table(table, table_cells(table, pd.concat([sampler, other], ignore_index=True),
+                                         published, {"d1": 3, "d2": 3}))
+    assert wide.loc["S"].tolist() == ["— (3 undefined)", "— (2 undefined) (2/3)"]
 
 
 def _experiment_folds(experiment, dataset, n=3):

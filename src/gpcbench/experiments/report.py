@@ -151,9 +151,13 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
     mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
-    # a method with no value anywhere in the table has no such metric (k-NN has no burn-in);
-    # otherwise a successful fold without one is counted as undefined (a chain never settled)
-    applies = mine.groupby("label")["value"].apply(lambda v: v.notna().any())
+    # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
+    # unless it records diagnostics; a successful fold of a method that has the metric but no
+    # value for it is counted as undefined (a chain that never settled)
+    recorded = mine["value"].notna()
+    if table["metric"].startswith("diagnostic:"):
+        recorded |= mine["diagnostics"].map(lambda text: isinstance(text, str) and text != "null")
+    applies = recorded.groupby(mine["label"]).any()
     rows = []
     for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
         values = group["value"].dropna().to_numpy(dtype=float)
