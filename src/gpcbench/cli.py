@@ -92,6 +92,14 @@ def cmd_report(args) -> None:
                  split_paths=args.splits)
 
 
+def cmd_check_config(args) -> None:
+    from gpcbench.config import load_config
+
+    for path in args.configs:
+        load_config(Path(path), published_dir=Path(args.published))
+        print(f"{path}: valid", file=sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpcbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -152,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--splits", nargs="*", default=[],
                    help="split files data/splits/<experiment>/<entry>.json of decision regions")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("check-config", help="validate config files (schema, names, options)")
+    p.add_argument("configs", nargs="+", metavar="CONFIG")
+    p.add_argument("--published", default="config/published")
+    p.set_defaults(func=cmd_check_config)
     return parser
 
 

@@ -21,20 +21,71 @@ def _key_path(path) -> str:
     return "".join(parts).lstrip(".") or "(top level)"
 
 
-def validate_config(config: dict, schema_path: Path = SCHEMA_PATH) -> dict:
-    """Check ``config`` against the JSON schema and the registries; raise ConfigError naming
-    the first offending key."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+def _check_schema(instance, schema: dict, prefix: tuple = ()) -> None:
+    """Raise ConfigError naming the key of the first violation of ``schema``."""
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
         error = jsonschema.exceptions.best_match(errors)
-        path = list(error.absolute_path)
+        path = [*prefix, *error.absolute_path]
         if error.validator == "required":  # name the missing key itself
             path.append(next(k for k in error.validator_value if k not in error.instance))
+        if error.validator == "additionalProperties" and error.validator_value is False:
+            unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            known = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
+            raise ConfigError(f"config key '{_key_path([*path, unknown[0]])}': unknown key "
+                              f"(known: {known})")
         raise ConfigError(f"config key '{_key_path(path)}': {error.message}")
+
+
+def validate_config(config: dict, schema_path: Path = SCHEMA_PATH,
+                    published_dir: Path | None = None) -> dict:
+    """Check ``config`` against the JSON schema, the registries (data sets, methods and each
+    method's declared options) and, given ``published_dir``, the published-number files its
+    tables name; raise ConfigError naming the first offending key."""
+    if not isinstance(config, dict):
+        raise ConfigError("config: not a mapping of keys (seed, offline, data, ...)")
+    _check_schema(config, yaml.safe_load(Path(schema_path).read_text()))
     _check_names(config)
+    _check_options(config)
+    _check_resources(config)
+    if published_dir is not None:
+        _check_published_files(config, Path(published_dir))
     return config
+
+
+def _check_options(config: dict) -> None:
+    """Every method option set in the config is one its registry entry declares, of its type."""
+    from gpcbench.experiments.options import options_schema
+    from gpcbench.experiments.registry import METHODS
+
+    places = [(("methods", method), options) for method, options in config.get("methods", {}).items()]
+    for name, experiment in config["experiments"].items():
+        for entry, spec in experiment["datasets"].items():
+            places += [(("experiments", name, "datasets", entry, "options", method), options)
+                       for method, options in spec.get("options", {}).items()]
+    for path, options in places:
+        method = path[-1]
+        if method not in METHODS:
+            raise ConfigError(f"config key '{_key_path(path)}': unknown method '{method}'")
+        _check_schema(options, options_schema(METHODS[method].options), path)
+
+
+def _check_resources(config: dict) -> None:
+    from gpcbench.experiments.registry import METHODS
+
+    for method in config["jobs"].get("resources", {}):
+        if method != "default" and method not in METHODS:
+            raise ConfigError(f"config key 'jobs.resources.{method}': unknown method "
+                              f"'{method}' (a registered method or 'default')")
+
+
+def _check_published_files(config: dict, published_dir: Path) -> None:
+    for name, table in config["tables"].items():
+        file = table.get("published", {}).get("file")
+        if file and not (published_dir / file).is_file():
+            raise ConfigError(f"config key 'tables.{name}.published.file': table '{name}' "
+                              f"names {published_dir / file}, which does not exist")
 
 
 def _check_names(config: dict) -> None:
@@ -108,12 +159,21 @@ def _check_decision_regions(name: str, figure: dict) -> None:
                           "shows one data set")
 
 
-def load_config(path: Path) -> dict:
+def read_config_file(path: Path) -> dict:
+    """The YAML mapping in ``path``; a syntax error names the file, line and column."""
     try:
-        config = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from None
-    return validate_config(config)
+        return yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"config file {path}{where}: invalid YAML ({problem})") from None
+
+
+def load_config(path: Path, published_dir: Path | None = None) -> dict:
+    return validate_config(read_config_file(path), published_dir=published_dir)
 
 
 def entry_protocol(experiment: dict, entry: str) -> dict:

@@ -4,6 +4,7 @@ source of the code that produced it."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import platform
 import subprocess
 from functools import cache, lru_cache
@@ -27,8 +28,19 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-@lru_cache(maxsize=1)
-def git_commit(repo: Path | None = None) -> str:
+#: Set by the Snakefile to the commit its run started from, for every job it starts.
+RUN_COMMIT_VARIABLE = "GPCBENCH_GIT_COMMIT"
+
+
+def git_commit() -> str:
+    """The commit results are attributed to: the one the pipeline run started from (so that
+    report jobs writing into the work tree mid-run do not make later folds ``+dirty``), else
+    the current state of the package's work tree."""
+    return os.environ.get(RUN_COMMIT_VARIABLE) or working_tree_commit()
+
+
+@lru_cache(maxsize=4)
+def working_tree_commit(repo: Path | None = None) -> str:
     """The commit of the working tree, suffixed ``+dirty`` when tracked files differ from it."""
     cwd = repo or Path(__file__).resolve().parent
     try:

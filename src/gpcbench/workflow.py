@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import re
 from pathlib import Path
@@ -14,6 +15,29 @@ DATA_MODULES = (
     "gpcbench.data.readers",
     "gpcbench.data.generators",
 )
+
+
+#: Held (flock) by the Snakemake process running this workflow in a directory, until it exits,
+#: however it exits: the kernel drops the lock of a killed process.
+_RUN_LOCKS: dict[str, object] = {}
+
+
+def clear_stale_locks(state_dir: str | Path = ".snakemake") -> bool:
+    """Take this directory's run lock; if it was free, no Snakemake of this workflow is running
+    here, so locks left in ``state_dir/locks`` belong to a killed run and are removed (what
+    ``snakemake --unlock`` does by hand). Returns whether the run lock was taken."""
+    state = Path(state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    handle = open(state / "gpcbench-run.lock", "a")  # non-inheritable: jobs do not hold it
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # another run (or dry run) of this workflow is going on here
+        handle.close()
+        return False
+    _RUN_LOCKS[str(state.resolve())] = handle
+    for lock in (state / "locks").glob("*.lock"):
+        lock.unlink(missing_ok=True)
+    return True
 
 
 def data_code_hash(dataset: str) -> str:

@@ -1,5 +1,6 @@
 # Everything that is not a rule: config validation, job enumeration, input functions.
 import json
+import os
 import sys
 
 from snakemake.exceptions import WorkflowError
@@ -10,8 +11,11 @@ from gpcbench.data.registry import DATASETS, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.workflow import data_code_hash, published_hash, report_outputs
 
+# Published numbers live in the repository, whatever the config's workdir.
+PUBLISHED = os.path.join(REPO, "config", "published")
+
 try:
-    validate_config(config)
+    validate_config(config, published_dir=PUBLISHED)
 except ConfigError as exc:
     raise WorkflowError(f"gpcbench: {exc}") from None
 

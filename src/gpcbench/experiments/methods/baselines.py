@@ -3,6 +3,7 @@
 Factories import their estimators lazily, so a fold job loads only its own method's code.
 """
 
+from gpcbench.experiments.options import KNN
 from gpcbench.experiments.registry import MethodSpec, register
 
 
@@ -30,4 +31,4 @@ register(MethodSpec(name="lda", label="LDA", factory=lda, modules=("gpcbench.bas
 register(MethodSpec(name="1nn", label="1-NN", factory=one_nn,
                     modules=("gpcbench.baselines.neighbors",), probabilistic=False))
 register(MethodSpec(name="knn", label="k-NN", factory=knn,
-                    modules=("gpcbench.baselines.neighbors",), probabilistic=False))
+                    modules=("gpcbench.baselines.neighbors",), probabilistic=False, options=KNN))

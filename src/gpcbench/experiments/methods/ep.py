@@ -7,6 +7,7 @@ GPC-EP(s,soft) learned on the same fold, without theta2. ``warm_start: false`` i
 options starts every fold from the paper's values instead.
 """
 
+from gpcbench.experiments.options import EP, SVM
 from gpcbench.experiments.registry import MethodSpec, register
 
 VARIANT_NAMES = {"gpc-ep-s-hard": "GPC-EP(s,hard)", "gpc-ep-s-soft": "GPC-EP(s,soft)",
@@ -75,7 +76,8 @@ for _method, _label in VARIANT_NAMES.items():
     register(MethodSpec(
         name=_method, label=_label, factory=gpc_ep(_method), modules=EP_MODULES,
         upstream=(same_fold_s_soft if _method == "gpc-ep-m-soft" else previous_fold(_method)),
+        options=EP,
     ))
 register(MethodSpec(name="svm-ep-s-soft", label="SVM-EP(s,soft)", factory=svm_ep,
                     modules=("gpcbench.baselines.svm", *EP_MODULES), probabilistic=False,
-                    upstream=same_fold_s_soft))
+                    upstream=same_fold_s_soft, options=SVM))

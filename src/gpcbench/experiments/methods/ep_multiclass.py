@@ -9,6 +9,7 @@ SVM-EP), labelled by eqs. 52-53 or by the largest class probability of eq. 50.
 """
 
 from gpcbench.experiments.methods.ep import EP_MODULES, discrete_mask, fitted, previous_fold
+from gpcbench.experiments.options import EP_MULTICLASS
 from gpcbench.experiments.registry import MethodSpec, register
 
 MULTICLASS_VARIANTS = {"gpc-ep-mc-s-soft": "GPC-EP(s,soft)", "gpc-ep-mc-m-soft": "GPC-EP(m,soft)"}
@@ -64,6 +65,7 @@ for _method, _label in MULTICLASS_VARIANTS.items():
         name=_method, label=_label, factory=gpc_ep_multiclass(_method),
         modules=MULTICLASS_MODULES,
         upstream=(same_fold("gpc-ep-mc-s-soft") if "-m-" in _method else previous_fold(_method)),
+        options=EP_MULTICLASS,
     ))
     for _rule, _printed in OTHER_RULES.items():
         register(MethodSpec(

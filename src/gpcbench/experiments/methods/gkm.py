@@ -21,6 +21,7 @@ binary, J = 6 about 1.1x slower; glass (n = 192, J = 6, paper defaults) about 35
 FBGKM, 85 s for SGPC (its prediction refactors per kept draw).
 """
 
+from gpcbench.experiments.options import GKM
 from gpcbench.experiments.registry import MethodSpec, register
 
 VARIANTS = {  # name -> (label, estimator class name)
@@ -44,4 +45,5 @@ GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.bgkm", "gpcbench.mcmc.lapack"
                "gpcbench.mcmc.diagnostics", "gpcbench.estimators.gkm")
 
 for _method, (_label, _) in VARIANTS.items():
-    register(MethodSpec(name=_method, label=_label, factory=gkm(_method), modules=GKM_MODULES))
+    register(MethodSpec(name=_method, label=_label, factory=gkm(_method), modules=GKM_MODULES,
+                        options=GKM))

@@ -8,6 +8,7 @@ the hyperparameters, multiple lengthscales and a soft (sigmoid) boundary (their 
 Table 5). The config's method options are passed to the estimator (e.g. n_samples, n_leapfrog).
 """
 
+from gpcbench.experiments.options import LAPLACE
 from gpcbench.experiments.registry import MethodSpec, register
 
 VARIANTS = {  # name -> (label, hyperparameter learning)
@@ -37,4 +38,4 @@ LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelih
 
 for _method, (_label, _) in VARIANTS.items():
     register(MethodSpec(name=_method, label=_label, factory=gpc_l(_method),
-                        modules=LAPLACE_MODULES))
+                        modules=LAPLACE_MODULES, options=LAPLACE))

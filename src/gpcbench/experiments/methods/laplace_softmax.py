@@ -11,6 +11,7 @@ from the config are passed to the estimator (e.g. ``max_iter``, ``tol``, ``ard``
 """
 
 from gpcbench.experiments.methods.ep import discrete_mask
+from gpcbench.experiments.options import LAPLACE_SOFTMAX, SOFTMAX_MPL
 from gpcbench.experiments.registry import MethodSpec, register
 
 LAPLACE_SOFTMAX_MODULES = (
@@ -42,6 +43,7 @@ def laplace_em(ctx):
 
 
 register(MethodSpec(name="gpc-softmax-laplace-mpl", label="Gaussian Process (LA, MPL)",
-                    factory=softmax_laplace_mpl, modules=LAPLACE_SOFTMAX_MODULES))
+                    factory=softmax_laplace_mpl, modules=LAPLACE_SOFTMAX_MODULES,
+                    options=SOFTMAX_MPL))
 register(MethodSpec(name="gpc-laplace-em", label="GP Laplace-EM", factory=laplace_em,
-                    modules=LAPLACE_SOFTMAX_MODULES))
+                    modules=LAPLACE_SOFTMAX_MODULES, options=LAPLACE_SOFTMAX))

@@ -8,6 +8,7 @@ N(-3, 3^2) log-hyperparameter priors (fbm used Gamma priors) and W&B's initial v
 config's method options (n_samples, n_latent_updates, ...) are passed to the estimator.
 """
 
+from gpcbench.experiments.options import MCMC_GPC
 from gpcbench.experiments.registry import MethodSpec, register
 
 
@@ -26,4 +27,4 @@ MCMC_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihood
                 "gpcbench.estimators.laplace", "gpcbench.estimators.mcmc_gpc")
 
 register(MethodSpec(name="gpc-mcmc", label="Gaussian Process (Neal's method)", factory=factory,
-                    modules=MCMC_MODULES))
+                    modules=MCMC_MODULES, options=MCMC_GPC))

@@ -3,6 +3,7 @@
 Factories import their estimators lazily, so a fold job loads only its own method's code.
 """
 
+from gpcbench.experiments.options import SVM
 from gpcbench.experiments.registry import MethodSpec, register
 
 
@@ -24,8 +25,8 @@ def sklearn_gpc(ctx):
 
 
 register(MethodSpec(name="svm-cv-soft", label="SVM-CV(soft)", factory=svm_cv("C,l"),
-                    modules=("gpcbench.baselines.svm",), probabilistic=False))
+                    modules=("gpcbench.baselines.svm",), probabilistic=False, options=SVM))
 register(MethodSpec(name="svm-cv-hard", label="SVM-CV(hard)", factory=svm_cv("l"),
-                    modules=("gpcbench.baselines.svm",), probabilistic=False))
+                    modules=("gpcbench.baselines.svm",), probabilistic=False, options=SVM))
 register(MethodSpec(name="sklearn-gpc", label="sklearn-GPC", factory=sklearn_gpc,
                     modules=("gpcbench.baselines.sklearn_gpc",)))

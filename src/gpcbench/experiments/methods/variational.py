@@ -9,6 +9,7 @@ dependency: the same optimum, computed once).
 """
 
 from gpcbench.experiments.methods.ep import discrete_mask, fitted
+from gpcbench.experiments.options import ITERATIONS, VARIATIONAL
 from gpcbench.experiments.registry import MethodSpec, register
 
 LOWER, UPPER = "gpc-vl-m-soft", "gpc-vu-m-soft"
@@ -36,6 +37,6 @@ def upper_bound_rows(ctx):
 
 
 register(MethodSpec(name=LOWER, label="GPC-VL(m,soft)", factory=lower_bound_rows,
-                    modules=VARIATIONAL_MODULES))
+                    modules=VARIATIONAL_MODULES, options=VARIATIONAL))
 register(MethodSpec(name=UPPER, label="GPC-VU(m,soft)", factory=upper_bound_rows,
-                    modules=VARIATIONAL_MODULES, upstream=lambda fold, options: [(LOWER, fold)]))
+                    modules=VARIATIONAL_MODULES, upstream=lambda fold, options: [(LOWER, fold)], options=ITERATIONS))
