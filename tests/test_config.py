@@ -1,6 +1,7 @@
 """The configs validate; bad configs are rejected with the offending key named."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -31,7 +32,7 @@ def test_shipped_configs_validate(repo, name):
         (lambda c: c["experiments"]["kim2006_binary"]["protocol"].update(type="bootstrap"),
          "experiments.kim2006_binary.protocol.type"),
         (lambda c: c["experiments"]["kim2006_binary"].update(colour="red"),
-         "experiments.kim2006_binary"),
+         "experiments.kim2006_binary.colour"),
         (lambda c: c["experiments"]["kim2006_binary"]["methods"].insert(1, "no-such-method"),
          "experiments.kim2006_binary.methods[1]"),
         (lambda c: c["experiments"]["kim2006_binary"]["datasets"].update(nosuchset={}),
@@ -55,6 +56,30 @@ def test_shipped_configs_validate(repo, name):
          "figures.cho2015_decision_regions.methods"),
         (lambda c: c["figures"]["williams1998_figure2"].update(type="violin"),
          "figures.williams1998_figure2.type"),
+        # per-entry protocol overrides follow the protocol's schema
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(protocol={"fold": 2}),
+         "experiments.zhang2011.datasets.bci.protocol.fold"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(
+            protocol={"type": "kfoldx"}), "experiments.zhang2011.datasets.bci.protocol.type"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(
+            protocol={"folds": "three"}), "experiments.zhang2011.datasets.bci.protocol.folds"),
+        # method options: declared by the method's registry entry, with their types
+        (lambda c: c["methods"]["knn"].update(k_gird=[1, 3]), "methods.knn.k_gird"),
+        (lambda c: c["methods"]["knn"].update(k_grid="abc"), "methods.knn.k_grid"),
+        (lambda c: c["methods"].update(lda={"k_grid": [1]}), "methods.lda.k_grid"),
+        (lambda c: c["methods"].update(nosuch={}), "methods.nosuch"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(
+            options={"fbgkm": {"k_max": "many"}}),
+         "experiments.zhang2011.datasets.bci.options.fbgkm.k_max"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(
+            options={"fbgkm": {"kmax": 10}}), "experiments.zhang2011.datasets.bci.options.fbgkm.kmax"),
+        # scheduler-request overrides
+        (lambda c: c["jobs"].update(resources={"gkm-rjmcmc": {"minutes": 60}}),
+         "jobs.resources.gkm-rjmcmc"),
+        (lambda c: c["jobs"].update(resources={"fbgkm": {"minutes": "long"}}),
+         "jobs.resources.fbgkm.minutes"),
+        (lambda c: c["jobs"].update(resources={"fbgkm": {"minuts": 60}}),
+         "jobs.resources.fbgkm.minuts"),
     ],
 )
 def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
@@ -72,6 +97,40 @@ def test_unreadable_config_file_is_named(tmp_path):
     path.write_text("seed: [unclosed\n")
     with pytest.raises(ConfigError, match="broken.yaml"):
         load_config(path)
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("seed: 1\noffline: true\ndata: {source_order: [archive}\n")
+    with pytest.raises(ConfigError, match=r"broken.yaml, line 3, column \d+: invalid YAML"):
+        load_config(path)
+
+
+def test_missing_published_file_names_the_table_and_path(config, repo, tmp_path):
+    config["tables"]["kim2006_table4"]["published"]["file"] = "kim2006_table44.csv"
+    with pytest.raises(ConfigError) as info:
+        validate_config(config, published_dir=repo / "config" / "published")
+    message = str(info.value)
+    assert "tables.kim2006_table4.published.file" in message
+    assert str(repo / "config" / "published" / "kim2006_table44.csv") in message
+
+
+def test_shipped_configs_name_existing_published_files(repo):
+    for name in ("config.yaml", "smoke.yaml"):
+        load_config(repo / "config" / name, published_dir=repo / "config" / "published")
+
+
+def test_the_documented_resource_override_validates(config, repo):
+    """The ``jobs: {resources: ...}`` examples of docs/cluster.md and resources.smk."""
+    docs = (repo / "docs" / "cluster.md").read_text() + (
+        repo / "workflow" / "rules" / "resources.smk").read_text()
+    examples = re.findall(r"^#?\s*jobs: (\{resources: .*\})$", docs, re.M)
+    examples += [yaml.safe_load(block)["jobs"] for block in re.findall(
+        r"```yaml\n(jobs:\n.*?)```", docs, re.S)]
+    assert len(examples) >= 2
+    for example in examples:
+        jobs = yaml.safe_load(example) if isinstance(example, str) else example
+        validate_config({**config, "jobs": {**config["jobs"], **jobs}})
 
 
 def test_fold_counts_follow_the_protocol():

@@ -2,6 +2,7 @@
 exactly that method's fold jobs plus the reports; new file times rerun nothing; one table,
 summary or figure needs only its own experiment."""
 
+import json
 import os
 import re
 import shutil
@@ -206,3 +207,88 @@ def test_entry_methods_and_options_reach_the_fold_jobs(repo, tmp_path):
     options = dict(re.findall(r"--entry (\w+) --method knn .*?--options '([^']*)'", run.stdout))
     assert options == {"iris": '{"k_grid": [1, 3, 5], "cv_folds": 2}',
                        "cho_mixture": '{"k_grid": [1, 3, 5], "cv_folds": 3}'}
+
+
+def test_the_workflow_profile_is_used_from_the_repository_root(repo):
+    """Snakemake finds workflow/profiles/default (through the symlink profiles/) when run from
+    the root: keep-going and rerun-incomplete hold for a plain `snakemake ... all`."""
+    run = subprocess.run([*SNAKEMAKE, "-n", "all", "--configfile", "config/smoke.yaml"],
+                         cwd=repo, capture_output=True, text=True, check=True)
+    assert "workflow specific profile profiles/default" in run.stderr + run.stdout
+    profile = yaml.safe_load((repo / "profiles" / "default" / "config.yaml").read_text())
+    assert profile["rerun-incomplete"] is True and profile["keep-going"] is True
+
+
+def test_the_workflow_profile_overrides_no_key_of_the_slurm_profile(repo):
+    """Snakemake lets the workflow profile override a --profile's keys: it may only add."""
+    default = yaml.safe_load((repo / "workflow/profiles/default/config.yaml").read_text())
+    slurm = yaml.safe_load((repo / "workflow/profiles/slurm/config.yaml").read_text())
+    assert {key for key in default.keys() & slurm.keys() if default[key] != slurm[key]} == set()
+
+
+def test_local_runs_call_no_slurm_command(repo, tmp_path):
+    """With SLURM's commands on PATH (as after the SLURM test), a local dry run runs none."""
+    calls = tmp_path / "calls.log"
+    for tool in ("scontrol", "sinfo", "sacct", "squeue", "sbatch", "sacctmgr"):
+        script = tmp_path / tool
+        script.write_text(f"#!/bin/sh\necho {tool} \"$@\" >> {calls}\nexit 1\n")
+        script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    subprocess.run([*SNAKEMAKE, "-n", "all", "--configfile", "config/smoke.yaml"], cwd=repo,
+                   env=env, capture_output=True, text=True, check=True)
+    assert not calls.exists(), calls.read_text()
+
+
+def test_run_without_a_target_prints_its_usage_and_starts_nothing(repo):
+    run = subprocess.run([str(repo / "run")], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and run.stdout.startswith("usage: ./run TARGET")
+    bad = subprocess.run([str(repo / "run"), "everything"], capture_output=True, text=True,
+                         timeout=30)
+    assert bad.returncode == 2 and "unknown target 'everything'" in bad.stderr
+
+
+def test_a_configs_workdir_holds_all_its_outputs(copy_of_repo, tmp_path):
+    """A smoke or test config (workdir: .test/<name>) writes data, results, logs and reports
+    there: the repository's reports/ stay as they were, and the archive cache is shared."""
+    work, env = copy_of_repo
+    before = {p: p.read_bytes() for p in (work / "reports").rglob("*") if p.is_file()}
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump({**TINY_CONFIG, "workdir": ".test/tiny"}))
+    subprocess.run([*SNAKEMAKE, "--cores", "2", "all", "--configfile", str(path)], cwd=work,
+                   env=env, check=True, capture_output=True)
+    assert {p: p.read_bytes() for p in (work / "reports").rglob("*") if p.is_file()} == before
+    tiny = work / ".test" / "tiny"
+    assert (tiny / "reports" / "tables" / "toy_table.md").is_file()
+    assert len(list((tiny / "results" / "toy").glob("*/*/fold*.json"))) == 6
+    assert not (tiny / "data" / "archives").exists()
+
+
+def test_fold_records_carry_the_commit_the_run_started_from(copy_of_repo, tmp_path,
+                                                            monkeypatch):
+    """The Snakefile records the commit once: report jobs that rewrite the tracked reports/
+    while folds still run do not make those folds '+dirty'."""
+    from gpcbench.provenance import RUN_COMMIT_VARIABLE, git_commit
+
+    monkeypatch.setenv(RUN_COMMIT_VARIABLE, "abc123")
+    assert git_commit() == "abc123"
+    work = tmp_path / "git"
+    shutil.copytree(copy_of_repo[0], work, symlinks=True,
+                    ignore=shutil.ignore_patterns(".snakemake", "results", "logs"))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    env = {key: value for key, value in copy_of_repo[1].items() if key != RUN_COMMIT_VARIABLE}
+    env["PYTHONPATH"] = str(work / "src")
+    two = tmp_path / "two.yaml"
+    two.write_text(yaml.safe_dump(TWO_EXPERIMENTS))
+    subprocess.run([*SNAKEMAKE, "--cores", "2", "all", "--configfile", str(two)], cwd=work,
+                   env=env, check=True, capture_output=True)
+    commits = {json.loads(p.read_text())["provenance"]["git_commit"]
+               for p in (work / "results").glob("*/*/*/fold*.json")}
+    assert commits == {head}
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "reports/" in dirty  # the run did rewrite tracked report files

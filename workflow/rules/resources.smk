@@ -6,7 +6,7 @@
 #   mem_mb  = mem_mb + matrices * 8 * n**2 / 1e6           (n x n float64 matrices)
 # The row "default" covers every method without its own row; the config key jobs.resources
 # overrides rows field by field, e.g. for a sampler:
-#   jobs: {resources: {gkm-rjmcmc: {minutes: 60, exponent: 2, group: false}}}
+#   jobs: {resources: {fbgkm: {minutes: 60, exponent: 2, group: false}}}
 # A job that SLURM kills (TIMEOUT, OUT_OF_MEMORY) is resubmitted by the profile's `retries`
 # with the fold's whole time limit and twice the memory per attempt. Short folds (of methods
 # with group: true, asking at most GROUP_MAX_MINUTES) join the group "folds", which the slurm

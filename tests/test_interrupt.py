@@ -1,0 +1,115 @@
+"""kill -9 of Snakemake in the middle of the smoke pipeline, then the same command again:
+it resumes (no --unlock, no --rerun-incomplete by hand), exits 0, leaves no fold job behind,
+and every fold result equals an uninterrupted run's but for timings, host and start time.
+
+Two copies of the repository run side by side in temporary directories (sharing the
+repository's archive cache); neither touches the repository's reports/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from workflow_helpers import SNAKEMAKE
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND = [*SNAKEMAKE, "--configfile", "config/smoke.yaml", "--cores", "1", "all"]
+RESULTS = ".test/smoke/results"
+VARYING = {"timings": None, "provenance": {"host", "started"}}  # differ between any two runs
+
+
+def _copy(dest: Path) -> dict:
+    """The tracked and untracked-not-ignored files but reports/ and data/; the environment
+    that makes Snakemake import the copy's own sources."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        source = REPO / name
+        if (source.is_file() or source.is_symlink()) and not name.startswith(("reports/", "data/")):
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            if source.is_symlink():
+                (dest / name).symlink_to(os.readlink(source))
+            else:
+                shutil.copy2(source, dest / name)
+    (REPO / "data" / "archives").mkdir(parents=True, exist_ok=True)
+    (dest / "data").mkdir(exist_ok=True)
+    (dest / "data" / "archives").symlink_to(REPO / "data" / "archives")
+    return {**os.environ, "PYTHONPATH": str(dest / "src")}
+
+
+def _start(work: Path, env: dict, log: str) -> subprocess.Popen:
+    with open(work / log, "w") as out:
+        return subprocess.Popen(COMMAND, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _fold_jobs(work: Path) -> list[int]:
+    """Pids of the fold jobs (and their fit processes) of the copy in ``work``."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if "run-fold" in cmdline and str(work) in cmdline and state != "Z":
+            pids.append(int(proc.name))
+    return pids
+
+
+def _results(work: Path) -> dict[str, dict]:
+    records = {}
+    for path in sorted((work / RESULTS).glob("*/*/*/fold*.json")):
+        record = json.loads(path.read_text())  # every result is whole, valid JSON
+        for key, fields in VARYING.items():
+            if fields is None:
+                record.pop(key, None)
+            else:
+                for field in fields:
+                    record.get(key, {}).pop(field, None)
+        records[str(path.relative_to(work))] = record
+    return records
+
+
+def _wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}", pytrace=False)
+        time.sleep(0.2)
+
+
+def test_kill_9_then_the_same_command_resumes(tmp_path):
+    killed, reference = tmp_path / "killed", tmp_path / "reference"
+    killed.mkdir()
+    reference.mkdir()
+    env_killed, env_reference = _copy(killed), _copy(reference)
+    uninterrupted = _start(reference, env_reference, "run.log")
+    try:
+        first = _start(killed, env_killed, "first.log")
+        _wait_for(lambda: len(list((killed / RESULTS).glob("*/*/*/fold*.json"))) >= 6
+                  and _fold_jobs(killed), 600, "some fold results and a running fold job")
+        first.send_signal(signal.SIGKILL)  # Snakemake alone, not its process group
+        first.wait()
+        _wait_for(lambda: not _fold_jobs(killed), 15, "the orphaned fold jobs to end")
+        assert (killed / ".test/smoke/.snakemake/locks").exists()  # left by the killed run
+
+        second = _start(killed, env_killed, "second.log")
+        assert second.wait(900) == 0, (killed / "second.log").read_text()[-3000:]
+        assert uninterrupted.wait(900) == 0, (reference / "run.log").read_text()[-3000:]
+    finally:
+        for proc in (uninterrupted,):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    assert "workflow specific profile" in (killed / "second.log").read_text()
+    resumed, expected = _results(killed), _results(reference)
+    assert len(expected) == 42
+    assert resumed == expected
+    assert not (killed / "reports").exists() and not (reference / "reports").exists()
