@@ -10,37 +10,24 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from workflow_helpers import SNAKEMAKE
+from workflow_helpers import SNAKEMAKE, copy_tracked_tree, share_archive_cache
 
-REPO = Path(__file__).resolve().parents[1]
 COMMAND = [*SNAKEMAKE, "--configfile", "config/smoke.yaml", "--cores", "1", "all"]
 RESULTS = ".test/smoke/results"
 VARYING = {"timings": None, "provenance": {"host", "started"}}  # differ between any two runs
 
 
 def _copy(dest: Path) -> dict:
-    """The tracked and untracked-not-ignored files but reports/ and data/; the environment
-    that makes Snakemake import the copy's own sources."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        source = REPO / name
-        if (source.is_file() or source.is_symlink()) and not name.startswith(("reports/", "data/")):
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            if source.is_symlink():
-                (dest / name).symlink_to(os.readlink(source))
-            else:
-                shutil.copy2(source, dest / name)
-    (REPO / "data" / "archives").mkdir(parents=True, exist_ok=True)
-    (dest / "data").mkdir(exist_ok=True)
-    (dest / "data" / "archives").symlink_to(REPO / "data" / "archives")
+    """A copy of the repository (but reports/ and data/) sharing its archive cache; the
+    environment that makes Snakemake import the copy's own sources."""
+    copy_tracked_tree(dest, exclude=("reports/", "data/"))
+    share_archive_cache(dest)
     return {**os.environ, "PYTHONPATH": str(dest / "src")}
 
 

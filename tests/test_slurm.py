@@ -6,9 +6,12 @@ results identical to a local run (all fields but timings, host and start time); 
 redoes only the unfinished jobs. A job that dies makes the run exit nonzero, is resubmitted
 with more time and memory, and is recorded. No job and no daemon is left afterwards.
 
-Needs root and apt-get (SLURM is installed from Debian when missing); skipped, with the
-reason, elsewhere. Copies of the repository run in temporary directories and share the
-repository's data/archives cache.
+Needs root and SLURM: installed from Debian by tests/slurm/cluster.sh only when the user
+opts in with GPCBENCH_INSTALL_SLURM=1 (CI does); skipped, saying how to run it, elsewhere.
+The SLURM executor plugin is an extra (`pip install -e ".[slurm]"`) that the project's venv
+does not hold, because it runs SLURM commands at every Snakemake start: this module installs
+it into a temporary directory on the runs' PYTHONPATH. Copies of the repository run in
+temporary directories and share the repository's data/archives cache.
 """
 
 from __future__ import annotations
@@ -20,14 +23,19 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import SNAKEMAKE, planned_jobs
+from workflow_helpers import (
+    SNAKEMAKE,
+    copy_tracked_tree,
+    planned_jobs,
+    share_archive_cache,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
@@ -37,15 +45,32 @@ SLURM = ["--profile", "workflow/profiles/slurm", "--configfile", "config/smoke.y
 FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
 RUN_TIMEOUT = 900  # seconds for one Snakemake run
 SMOKE_JOBS = ["--slurm-jobname-prefix", "smoke"]  # SLURM job names smoke_<run id>
+RESULTS = ".test/smoke/results"  # config/smoke.yaml's workdir
+PLUGINS = ("snakemake-executor-plugin-slurm", "snakemake-executor-plugin-slurm-jobstep",
+           "throttler")
 
 
 def _why_slurm_cannot_run() -> str | None:
     if os.geteuid() != 0:
-        return "needs root to install SLURM (apt-get) and run its daemons"
+        return "needs root to run SLURM's daemons"
     installed = all(shutil.which(tool) for tool in ("munged", "slurmctld", "slurmd", "sbatch"))
-    if not installed and not shutil.which("apt-get"):
+    if installed:
+        return None
+    if os.environ.get("GPCBENCH_INSTALL_SLURM") != "1":
+        return ("SLURM is not installed: run with GPCBENCH_INSTALL_SLURM=1 to let "
+                "tests/slurm/cluster.sh apt-get install Debian's slurm-wlm and munge (as CI does)")
+    if not shutil.which("apt-get"):
         return "SLURM is not installed and there is no apt-get to install it"
     return None
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory) -> Path:
+    """The SLURM executor plugin at its pinned version, in a directory of its own."""
+    target = tmp_path_factory.mktemp("slurm-plugin")
+    _sh(sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        "--no-deps", "--target", target, "-c", REPO / "config" / "constraints.txt", *PLUGINS)
+    return target
 
 
 def _sh(*args) -> str:
@@ -67,11 +92,6 @@ def cluster():
     """A running single-node cluster; stopped (no job, no daemon) even when a test fails."""
     if reason := _why_slurm_cannot_run():
         pytest.skip(reason)
-    try:
-        metadata.version("snakemake-executor-plugin-slurm")
-    except metadata.PackageNotFoundError:
-        pytest.fail("snakemake-executor-plugin-slurm is not installed in this environment",
-                    pytrace=False)
     with open(LOCK, "w") as lock:
         deadline = time.monotonic() + 1200
         while True:
@@ -109,24 +129,15 @@ def _alive(pid: int) -> bool:
 def snapshot(tmp_path_factory) -> Path:
     """The tracked and untracked-not-ignored files, copied once, so that every run of this
     module (local and SLURM) sees the same sources even while the repository is being edited."""
-    snap = tmp_path_factory.mktemp("snapshot")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        if (REPO / name).is_file() and not name.startswith("reports/"):
-            (snap / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, snap / name)
-    return snap
+    return copy_tracked_tree(tmp_path_factory.mktemp("snapshot"))
 
 
-def _copy(snap: Path, dest: Path) -> dict:
+def _copy(snap: Path, dest: Path, plugin: Path) -> dict:
     """A working copy of the snapshot sharing the repository's archive cache (no network);
-    returns the environment that makes it import its own sources."""
-    shutil.copytree(snap, dest, dirs_exist_ok=True)
-    (REPO / "data" / "archives").mkdir(parents=True, exist_ok=True)
-    (dest / "data").mkdir(exist_ok=True)
-    (dest / "data" / "archives").symlink_to(REPO / "data" / "archives")
-    return {**os.environ, "PYTHONPATH": str(dest / "src")}
+    returns the environment that makes it import its own sources and the SLURM plugin."""
+    shutil.copytree(snap, dest, dirs_exist_ok=True, symlinks=True)
+    share_archive_cache(dest)
+    return {**os.environ, "PYTHONPATH": f"{dest / 'src'}:{plugin}"}
 
 
 def _snakemake(work: Path, env: dict, *args, log: str, wait=True):
@@ -156,24 +167,24 @@ def _stop(proc: subprocess.Popen) -> None:
 def _results(work: Path) -> dict[str, int]:
     """Fold result path -> modification time (ns)."""
     return {str(p.relative_to(work)): p.stat().st_mtime_ns
-            for p in (work / "results").glob("*/*/*/fold*.json")}
+            for p in (work / RESULTS).glob("*/*/*/fold*.json")}
 
 
 @pytest.fixture(scope="module")
-def local_run(snapshot, tmp_path_factory):
+def local_run(snapshot, plugin, tmp_path_factory):
     """The smoke config run locally, in the background while the SLURM runs go on."""
     work = tmp_path_factory.mktemp("local")
-    env = _copy(snapshot, work)
+    env = _copy(snapshot, work, plugin)
     proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2",
                       log="local.log", wait=False)
     yield work, proc
     _stop(proc)
 
 
-def test_fold_requests_grow_on_retry(snapshot, tmp_path):
+def test_fold_requests_grow_on_retry(snapshot, plugin, tmp_path):
     """What a fold job asks the scheduler for: 5 min and 1000 MB for the smoke sets; the
     fold's whole time limit (600 s + 5 min) and twice the memory on a second attempt."""
-    env = _copy(snapshot, tmp_path)
+    env = _copy(snapshot, tmp_path, plugin)
     for attempt, runtime, mem in ((1, 5, 1000), (2, 15, 2000)):
         out = subprocess.run([*SNAKEMAKE, "-n", *SLURM, "--attempt", str(attempt)],
                              cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
@@ -183,11 +194,11 @@ def test_fold_requests_grow_on_retry(snapshot, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def crash_run(cluster, snapshot, tmp_path_factory):
+def crash_run(cluster, snapshot, plugin, tmp_path_factory):
     """A run whose only fold job dies, started in the background (it overlaps the smoke run,
     as jobs of two users share a cluster); its SLURM jobs are named crash_*."""
     work = tmp_path_factory.mktemp("crash")
-    env = _copy(snapshot, work)
+    env = _copy(snapshot, work, plugin)
     hook = work / "tests" / "slurm" / "pythonpath"  # registers the method "crash"
     env["PYTHONPATH"] = f"{hook}:{env['PYTHONPATH']}"
     config = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
@@ -211,7 +222,7 @@ def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(crash
     log = (work / "crash.log").read_text()
     assert run.returncode == 1, log[-3000:]
     assert "Error in rule run_fold" in log and "results/cho2015_iris/iris/crash/fold0.json" in log
-    assert not (work / "results" / "cho2015_iris" / "iris" / "crash").exists()
+    assert not (work / RESULTS / "cho2015_iris" / "iris" / "crash").exists()
     jobs = re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+)\)", log)
     fold_jobs = [(job, Path(path)) for job, path in jobs if "folds" in path]
     assert len(fold_jobs) == 3, jobs  # the first attempt and the profile's 2 retries
@@ -226,11 +237,11 @@ def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(crash
 
 
 @pytest.fixture(scope="module")
-def slurm_run(cluster, snapshot, local_run, crash_run, tmp_path_factory):
+def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory):
     """The smoke config through the slurm profile: one fold job is cancelled while it runs
     (the run has no retries left for it), then the run is repeated to completion."""
     work = tmp_path_factory.mktemp("slurm")
-    env = _copy(snapshot, work)
+    env = _copy(snapshot, work, plugin)
     first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0",
                        log="first.log", wait=False)
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import SNAKEMAKE, planned_jobs
+from workflow_helpers import SNAKEMAKE, copy_tracked_tree, planned_jobs
 
 from gpcbench.data.registry import DATASETS
 
@@ -33,14 +33,7 @@ TINY_CONFIG = {
 @pytest.fixture(scope="module")
 def copy_of_repo(tmp_path_factory):
     """The tracked tree copied to a temporary directory, run on a tiny generated data set."""
-    repo = Path(__file__).resolve().parents[1]
-    work = tmp_path_factory.mktemp("repo")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repo,
-                           capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        if (repo / name).is_file() and not name.startswith(("reports/", "data/")):
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(repo / name, work / name)
+    work = copy_tracked_tree(tmp_path_factory.mktemp("repo"), exclude=("reports/", "data/"))
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(TINY_CONFIG))
     env = {**os.environ, "PYTHONPATH": str(work / "src")}
     subprocess.run([*SNAKEMAKE, "--cores", "2", "all"], cwd=work, env=env, check=True,

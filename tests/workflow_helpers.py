@@ -1,11 +1,38 @@
 """Helpers shared by the workflow tests (local and SLURM): running Snakemake dry runs."""
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def copy_tracked_tree(dest: Path, exclude: tuple[str, ...] = ("reports/",)) -> Path:
+    """The repository's tracked and untracked-not-ignored files (symlinks kept as links, e.g.
+    profiles/) copied to ``dest``, but those under the ``exclude`` prefixes."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        source, target = REPO / name, dest / name
+        if name.startswith(exclude) or not (source.is_file() or source.is_symlink()):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+    return dest
+
+
+def share_archive_cache(work: Path) -> None:
+    """``work/data/archives`` is the repository's download cache (no second download)."""
+    (REPO / "data" / "archives").mkdir(parents=True, exist_ok=True)
+    (work / "data").mkdir(exist_ok=True)
+    (work / "data" / "archives").symlink_to(REPO / "data" / "archives")
 
 
 def planned_jobs(workdir: Path, env, *args) -> dict[str, list[str]]:
