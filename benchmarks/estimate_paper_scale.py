@@ -4,7 +4,9 @@ For every (data set, method) of the experiment it takes the mean measured time o
 (the CPU seconds of fit + predict, ``timings.cpu_s`` of results/<experiment>/<entry>/<method>/
 fold*.json; wall seconds for records without it) over the folds run so far, or,
 with ``--since COMMIT``, over the folds produced at that commit or a later one (git ancestry);
-where none is that recent it falls back on the older folds (marked ``*``). It multiplies by
+where none is that recent it falls back on the older folds (marked ``*``). With no fold result
+at hand (a fresh clone) it takes the committed reports' mean fit seconds per cell
+(``reports/tables/<experiment>_summary.csv``, marked ``r``). It multiplies by
 the protocol's number of folds and packs the jobs on C cores, longest first (LPT: within 4/3
 of the optimal makespan). Data sets with no measured fold are listed, not guessed. Wall times measured on a loaded machine make the estimate an upper bound.
 
@@ -18,9 +20,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from gpcbench.config import entry_methods, entry_protocol, n_folds
+from gpcbench.experiments.registry import method_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +51,15 @@ def fold_times(folder: Path, since: str | None) -> list[float]:
     return times
 
 
+def reported_times(experiment: str) -> dict[tuple[str, str], float]:
+    """(entry, method label) -> mean fit seconds of the committed summary table."""
+    path = ROOT / "reports" / "tables" / f"{experiment}_summary.csv"
+    if not path.exists():
+        return {}
+    summary = pd.read_csv(path).dropna(subset=["fit_s_mean"])
+    return {(row.dataset, row.method): row.fit_s_mean for row in summary.itertuples()}
+
+
 def lpt_makespan(durations: list[float], cores: int) -> float:
     loads = [0.0] * cores
     for d in sorted(durations, reverse=True):
@@ -64,7 +77,8 @@ def main():
     args = parser.parse_args()
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     spec = config["experiments"][args.experiment]
-    jobs, missing = [], []
+    jobs, missing, reported = [], [], reported_times(args.experiment)
+    used_reports = False
     print(f"{'data set':<16} {'method':<8} {'n':>6} {'runs':>5} {'s/run':>8} {'folds':>6} "
           f"{'CPU-h':>7}")
     for entry in spec["datasets"]:
@@ -79,6 +93,9 @@ def main():
             times, mark = fold_times(folder, args.since), ""
             if not times and args.since:
                 times, mark = fold_times(folder, None), "*"
+            if not times and (entry, method_spec(method).label) in reported:
+                times, mark = [reported[(entry, method_spec(method).label)]], "r"
+                used_reports = True
             if not times:
                 missing.append(f"{entry}/{method}")
                 continue
@@ -92,6 +109,8 @@ def main():
           f"(lower bound total / cores {total / args.cores / 3600:.2f} h)")
     if args.since:
         print(f"* no fold at or after {args.since}: older folds' times")
+    if used_reports:
+        print("r: no fold result here: the committed reports' mean fit seconds per fold")
     if missing:
         print("not measured (left out):", ", ".join(missing))
 
