@@ -281,7 +281,9 @@ def test_rerun_redoes_only_unfinished_jobs(slurm_run):
     done_before, done_after = slurm_run["finished"], _results(work)
     missing = sorted(set(done_after) - set(done_before))
     assert done_before and missing
-    assert sorted(slurm_run["planned"].get("run_fold", [])) == missing
+    workdir = Path(RESULTS).parent  # Snakemake plans paths relative to the config's workdir
+    assert sorted(slurm_run["planned"].get("run_fold", [])) == [
+        str(Path(path).relative_to(workdir)) for path in missing]
     assert {path: done_after[path] for path in done_before} == done_before  # untouched
     assert slurm_run["queue_after_second"] == []
 
