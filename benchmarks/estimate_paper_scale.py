@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from gpcbench.config import entry_methods, entry_protocol, n_folds
+from gpcbench.config import entry_fold_count, entry_methods, entry_protocol
 from gpcbench.experiments.registry import method_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,7 +99,7 @@ def main():
             if not times:
                 missing.append(f"{entry}/{method}")
                 continue
-            mean, count = sum(times) / len(times), n_folds(protocol)
+            mean, count = sum(times) / len(times), entry_fold_count(spec, entry)
             jobs += [mean] * count
             print(f"{entry:<16} {method:<8} {n or '':>6} {len(times):>4}{mark:1} {mean:>8.1f} "
                   f"{count:>6} {mean * count / 3600:>7.2f}")

@@ -6,8 +6,11 @@ import re
 import pytest
 import yaml
 
-from gpcbench.config import (ConfigError, entry_methods, load_config, method_options, n_folds,
-                             validate_config)
+import numpy as np
+
+from gpcbench.config import (ConfigError, entry_fold_count, entry_methods, entry_train_size,
+                             load_config, method_options, validate_config)
+from gpcbench.data.registry import DATASETS
 
 
 @pytest.fixture
@@ -133,12 +136,34 @@ def test_the_documented_resource_override_validates(config, repo):
         validate_config({**config, "jobs": {**config["jobs"], **jobs}})
 
 
-def test_fold_counts_follow_the_protocol():
-    assert n_folds({"type": "kfold", "folds": 10}) == 10
-    assert n_folds({"type": "random", "partitions": 20, "n_train": 1, "n_test": 1}) == 20
-    assert n_folds({"type": "fixed"}) == 1
-    assert n_folds({"type": "per_class", "per_cell": 3}) == 1
-    assert n_folds({"type": "per_class", "per_cell": 3, "partitions": 20}) == 20
+@pytest.mark.parametrize("protocol", [
+    {"type": "kfold", "folds": 4}, {"type": "kfold"}, {"type": "fixed"},
+    {"type": "random", "partitions": 3, "n_train": 100, "n_test": 40},
+    {"type": "random", "n_train": 100, "n_test": 40},
+    {"type": "per_class", "per_cell": 20}, {"type": "per_class", "per_cell": 20, "partitions": 5},
+    {"type": "blocks"}, {"type": "blocks", "block_size": 100}, {"type": "blocks", "block_size": 400},
+])
+def test_fold_counts_and_training_sizes_known_from_the_config_are_the_splitters(protocol):
+    """The pipeline plans fold jobs and scheduler requests from the config alone; the counts
+    and sizes it plans are those of the folds the splitter makes (Kim's Table 1 blocks data:
+    10 x 200 rows, whatever block_size divides them into)."""
+    from gpcbench.data.dataset import Dataset
+    from gpcbench.data.splits import make_splits
+
+    entry = "kim_gp2d" if protocol["type"] in ("blocks", "fixed") else "iris"
+    if protocol["type"] == "fixed":
+        entry = "pima"
+    experiment = {"protocol": protocol, "datasets": {entry: {}}}
+    spec = DATASETS[entry]
+    rng = np.random.default_rng(0)
+    counts = list((spec.class_counts or {"all": spec.rows}).values())
+    y = np.repeat(np.arange(len(counts)), counts)
+    dataset = Dataset(X=rng.normal(size=(spec.rows, 2)), y=y, feature_names=["a", "b"],
+                      feature_types=["continuous"] * 2, class_names=[str(k) for k in range(len(counts))],
+                      provenance=dict(spec.extra))
+    folds = make_splits(protocol, dataset, seed=1)
+    assert entry_fold_count(experiment, entry) == len(folds)
+    assert entry_train_size(experiment, entry) == max(len(f["train"]) for f in folds)
 
 
 def test_entry_methods_and_options_override_the_experiments():

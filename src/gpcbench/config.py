@@ -194,6 +194,30 @@ def method_options(config: dict, experiment: str, entry: str, method: str) -> di
             **entry_spec.get("options", {}).get(method, {})}
 
 
+def entry_data(experiment: dict, entry: str) -> str:
+    """The processed data set an entry runs on (its own name unless ``data`` says otherwise)."""
+    return experiment["datasets"][entry].get("data", entry)
+
+
+def entry_fold_count(experiment: dict, entry: str) -> int:
+    """Fold jobs of one entry (the split protocol's count on the entry's data set)."""
+    from gpcbench.data.registry import DATASETS
+    from gpcbench.data.splits import fold_count
+
+    spec = DATASETS[entry_data(experiment, entry)]
+    return fold_count(entry_protocol(experiment, entry), spec.rows, spec.extra)
+
+
+def entry_train_size(experiment: dict, entry: str) -> int:
+    """Training rows of one fold of the entry (an upper bound where the split draws them)."""
+    from gpcbench.data.registry import DATASETS
+    from gpcbench.data.splits import train_size
+
+    spec = DATASETS[entry_data(experiment, entry)]
+    return train_size(entry_protocol(experiment, entry), spec.rows, spec.extra,
+                      len(spec.class_counts or {}))
+
+
 def n_folds(protocol: dict) -> int:
     """Number of fold jobs a protocol yields (known from the config alone)."""
     kind = protocol["type"]

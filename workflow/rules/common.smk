@@ -5,8 +5,8 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from gpcbench.config import (ConfigError, entry_methods, entry_protocol, method_options,
-                             n_folds, validate_config)
+from gpcbench.config import (ConfigError, entry_data, entry_fold_count, entry_methods,
+                             entry_protocol, entry_train_size, method_options, validate_config)
 from gpcbench.data.registry import DATASETS, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.workflow import data_code_hash, published_hash, report_outputs
@@ -35,18 +35,10 @@ wildcard_constraints:
     fold="[0-9]+",
 
 
-def entry_data(experiment, entry):
-    return EXPERIMENTS[experiment]["datasets"][entry].get("data", entry)
-
-
 def split_data(experiment, entry):
     """The data set the entry's split is computed on (itself unless split_data says otherwise)."""
     spec = EXPERIMENTS[experiment]["datasets"][entry]
-    return spec.get("split_data", entry_data(experiment, entry))
-
-
-def entry_folds(experiment, entry):
-    return n_folds(entry_protocol(EXPERIMENTS[experiment], entry))
+    return spec.get("split_data", entry_data(EXPERIMENTS[experiment], entry))
 
 
 def fold_results(experiment):
@@ -56,13 +48,13 @@ def fold_results(experiment):
         f"results/{experiment}/{entry}/{method}/fold{fold}.json"
         for entry in spec["datasets"]
         for method in entry_methods(spec, entry)
-        for fold in range(entry_folds(experiment, entry))
+        for fold in range(entry_fold_count(spec, entry))
     ]
 
 
 def used_datasets():
     """Processed data sets some experiment runs on."""
-    return sorted({entry_data(name, entry) for name, spec in EXPERIMENTS.items()
+    return sorted({entry_data(spec, entry) for spec in EXPERIMENTS.values()
                    for entry in spec["datasets"]})
 
 

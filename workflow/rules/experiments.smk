@@ -4,7 +4,7 @@
 
 rule run_fold:
     input:
-        data=lambda w: f"data/processed/{entry_data(w.experiment, w.entry)}.npz",
+        data=lambda w: f"data/processed/{entry_data(EXPERIMENTS[w.experiment], w.entry)}.npz",
         splits="data/splits/{experiment}/{entry}.json",
         upstream=lambda w: list(upstream_results(w).values()),
     output:

@@ -28,7 +28,7 @@ rule collect:
 def table_meta(wildcards):
     """Metadata of the table's own data sets (substitutes, for its notes)."""
     table = TABLES[wildcards.table]
-    return sorted({f"data/processed/{entry_data(table['experiment'], entry)}.json"
+    return sorted({f"data/processed/{entry_data(EXPERIMENTS[table['experiment']], entry)}.json"
                    for entry in table["datasets"]})
 
 
@@ -37,7 +37,7 @@ def table_data(wildcards):
     table = TABLES[wildcards.table]
     if table["metric"] != "confusion":
         return []
-    return sorted({f"data/processed/{entry_data(table['experiment'], entry)}.npz"
+    return sorted({f"data/processed/{entry_data(EXPERIMENTS[table['experiment']], entry)}.npz"
                    for entry in table["datasets"]})
 
 
@@ -52,7 +52,7 @@ def figure_meta(wildcards):
     figure = FIGURES[wildcards.figure]
     if figure["type"] not in ("relevance", "hmc_relevance"):
         return []
-    return sorted({f"data/processed/{entry_data(figure['experiment'], entry)}.json"
+    return sorted({f"data/processed/{entry_data(EXPERIMENTS[figure['experiment']], entry)}.json"
                    for entry in figure_entries(figure)})
 
 
@@ -62,7 +62,7 @@ def figure_data(wildcards):
     if figure["type"] != "decision_regions":
         return {"data": [], "splits": []}
     (entry,) = figure_entries(figure)
-    return {"data": [f"data/processed/{entry_data(figure['experiment'], entry)}.npz"],
+    return {"data": [f"data/processed/{entry_data(EXPERIMENTS[figure['experiment']], entry)}.npz"],
             "splits": [f"data/splits/{figure['experiment']}/{entry}.json"]}
 
 

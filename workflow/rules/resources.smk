@@ -38,34 +38,17 @@ def fold_cost(method):
             **rows.get(method, {})}
 
 
-def train_rows(experiment, entry):
-    """Training rows of one fold of the entry (an upper bound where the split draws them)."""
-    protocol = entry_protocol(EXPERIMENTS[experiment], entry)
-    spec = DATASETS[entry_data(experiment, entry)]
-    kind = protocol["type"]
-    if kind == "kfold":
-        folds = int(protocol.get("folds", 10))
-        return spec.rows - spec.rows // folds
-    if kind == "fixed":
-        return int(protocol.get("train_rows", spec.extra.get("train_rows", spec.rows)))
-    if kind == "random":
-        return int(protocol["n_train"])
-    if kind == "blocks":
-        return int(protocol.get("block_size", spec.extra.get("block_size", spec.rows)))
-    return spec.rows
-
-
 def fold_runtime(wildcards, attempt):
     if attempt > 1:
         return FOLD_MAX_MINUTES
     cost = fold_cost(wildcards.method)
-    scale = max(1.0, train_rows(wildcards.experiment, wildcards.entry) / 1000)
+    scale = max(1.0, entry_train_size(EXPERIMENTS[wildcards.experiment], wildcards.entry) / 1000)
     return min(FOLD_MAX_MINUTES, max(1, round(cost["minutes"] * scale ** cost["exponent"])))
 
 
 def fold_mem_mb(wildcards, attempt):
     cost = fold_cost(wildcards.method)
-    n = train_rows(wildcards.experiment, wildcards.entry)
+    n = entry_train_size(EXPERIMENTS[wildcards.experiment], wildcards.entry)
     return int(cost["mem_mb"] + cost["matrices"] * 8 * n**2 / 1e6) * 2 ** (attempt - 1)
 
 

@@ -33,8 +33,45 @@ from sklearn.model_selection import StratifiedKFold
 from gpcbench.data.dataset import Dataset
 
 
+DEFAULT_FOLDS = 10       # kfold
+DEFAULT_PARTITIONS = {"random": 20, "per_class": 1}
+
+
 class SplitError(ValueError):
     """A split protocol cannot be applied to a data set."""
+
+
+def fold_count(protocol: dict, rows: int, extra: dict) -> int:
+    """Folds ``protocol`` yields on a data set of ``rows`` rows whose fixed provenance is
+    ``extra`` (a :class:`~gpcbench.data.registry.DatasetSpec`'s), known before splitting."""
+    kind = protocol["type"]
+    if kind == "kfold":
+        return int(protocol.get("folds", DEFAULT_FOLDS))
+    if kind in DEFAULT_PARTITIONS:
+        return int(protocol.get("partitions", DEFAULT_PARTITIONS[kind]))
+    if kind == "blocks":
+        return rows // _block_size(protocol, extra)
+    return 1
+
+
+def train_size(protocol: dict, rows: int, extra: dict, n_classes: int) -> int:
+    """Training rows of one fold (an upper bound where strata are not known in advance)."""
+    kind = protocol["type"]
+    if kind == "kfold":
+        return rows - rows // int(protocol.get("folds", DEFAULT_FOLDS))
+    if kind == "fixed":
+        return int(protocol.get("train_rows", extra.get("train_rows", rows)))
+    if kind == "random":
+        return int(protocol["n_train"])
+    if kind == "blocks":
+        return _block_size(protocol, extra)
+    if protocol.get("strata_feature") is None:  # per_class: per_cell from every class
+        return int(protocol["per_cell"]) * n_classes
+    return rows
+
+
+def _block_size(protocol: dict, extra: dict) -> int:
+    return int(protocol.get("block_size", extra.get("block_size", 0)))
 
 
 def make_splits(protocol: dict, dataset: Dataset, seed: int) -> list[dict]:
@@ -50,7 +87,7 @@ def make_splits(protocol: dict, dataset: Dataset, seed: int) -> list[dict]:
 
 
 def _kfold(protocol, dataset, rng):
-    k = int(protocol.get("folds", 10))
+    k = int(protocol.get("folds", DEFAULT_FOLDS))
     seed = int(rng.integers(2**31 - 1))
     splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
     return [{"train": tr, "test": te} for tr, te in splitter.split(dataset.X, dataset.y)]
@@ -67,7 +104,8 @@ def _fixed(protocol, dataset, rng):
 
 
 def _per_class(protocol, dataset, rng):
-    per_cell, partitions = int(protocol["per_cell"]), int(protocol.get("partitions", 1))
+    per_cell = int(protocol["per_cell"])
+    partitions = fold_count(protocol, dataset.X.shape[0], dataset.provenance)
     cells = dataset.y.astype(np.int64)
     feature = protocol.get("strata_feature")
     if feature is not None:
@@ -95,15 +133,14 @@ def _random(protocol, dataset, rng):
     if n_train + n_test > n:
         raise SplitError(f"n_train + n_test = {n_train + n_test} exceeds the {n} rows")
     folds = []
-    for _ in range(int(protocol.get("partitions", 20))):
+    for _ in range(fold_count(protocol, n, dataset.provenance)):
         perm = rng.permutation(n)
         folds.append({"train": perm[:n_train], "test": perm[n_train:n_train + n_test]})
     return folds
 
 
 def _blocks(protocol, dataset, rng):
-    size = int(protocol.get("block_size", dataset.provenance.get("block_size", 0)))
-    n = dataset.X.shape[0]
+    size, n = _block_size(protocol, dataset.provenance), dataset.X.shape[0]
     if size <= 0 or n % size:
         raise SplitError(f"block_size={size} does not divide the {n} rows")
     return [{"train": np.arange(k * size, (k + 1) * size), "test": np.array([], dtype=int)}
