@@ -72,11 +72,11 @@ def test_documented_metrics_and_config_keys_are_the_schemas():
 
 
 def test_fold_job_counts_are_the_configs():
-    from gpcbench.config import entry_methods, entry_protocol, load_config, n_folds
+    from gpcbench.config import entry_fold_count, entry_methods, load_config
 
     for name, quoted in (("smoke.yaml", r"config/smoke\.yaml, ([\d,]+) fold jobs"),
                          ("config.yaml", r"config/config\.yaml, ([\d,]+) fold jobs")):
         config = load_config(REPO / "config" / name)
-        count = sum(n_folds(entry_protocol(spec, entry)) * len(entry_methods(spec, entry))
+        count = sum(entry_fold_count(spec, entry) * len(entry_methods(spec, entry))
                     for spec in config["experiments"].values() for entry in spec["datasets"])
         assert int(re.search(quoted, README).group(1).replace(",", "")) == count
