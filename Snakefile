@@ -43,6 +43,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/splits.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/rodrigues.smk"
 
 
 rule all:

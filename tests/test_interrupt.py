@@ -44,9 +44,10 @@ def _fold_jobs(work: Path) -> list[int]:
         try:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cwd = os.readlink(proc / "cwd")
         except (OSError, IndexError):
             continue
-        if "run-fold" in cmdline and str(work) in cmdline and state != "Z":
+        if "run-fold" in cmdline and cwd.startswith(str(work)) and state != "Z":
             pids.append(int(proc.name))
     return pids
 

@@ -100,6 +100,14 @@ def cmd_check_config(args) -> None:
         print(f"{path}: valid", file=sys.stderr)
 
 
+def cmd_exact_regression(args) -> None:
+    from gpcbench.experiments.exact_regression import verdict, write_exact_regression
+
+    table = write_exact_regression(Path(args.data), args.target, args.seed, Path(args.out_md),
+                                   Path(args.out_csv), n_folds=args.folds)
+    print(verdict(table), file=sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpcbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -165,6 +173,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("configs", nargs="+", metavar="CONFIG")
     p.add_argument("--published", default="config/published")
     p.set_defaults(func=cmd_check_config)
+
+    p = sub.add_parser("exact-regression",
+                       help="check EP with Gaussian sites against exact GP regression "
+                            "(Rodrigues 2014, sec. 4)")
+    p.add_argument("data", help="processed data set (.npz)")
+    p.add_argument("--target", required=True, help="continuous input column to regress")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--folds", type=int, default=10)
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-csv", required=True)
+    p.set_defaults(func=cmd_exact_regression)
     return parser
 
 

@@ -141,6 +141,9 @@ def _check_names(config: dict) -> None:
                                   f"a method of experiment '{figure['experiment']}'")
         if figure["type"] == "decision_regions":
             _check_decision_regions(name, figure)
+    check = config.get("exact_regression")
+    if check and check["data"] not in DATASETS:
+        raise ConfigError(f"config key 'exact_regression.data': unknown data set '{check['data']}'")
     prepare = config["data"].get("prepare", [])
     for i, data in enumerate([] if prepare == "all" else prepare):
         if data not in DATASETS:

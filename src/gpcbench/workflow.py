@@ -98,6 +98,8 @@ def report_outputs(config: dict, kind: str = "all") -> list[str]:
         tables += [f"reports/tables/{name}.{ext}" for ext in ("md", "csv", "tex")]
     for name in sorted(config["experiments"]):
         tables += [f"reports/tables/{name}_summary.{ext}" for ext in ("md", "csv")]
+    if "exact_regression" in config:
+        tables += [f"reports/tables/rodrigues2014_exact_regression.{ext}" for ext in ("md", "csv")]
     figures = ["reports/figures/published_vs_reproduced.png",
                *(f"reports/figures/{name}.png" for name in sorted(config.get("figures", {})))]
     if kind == "tables":
