@@ -8,8 +8,11 @@ nothing behind and reruns.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
+import os
+import signal
 import time
 import traceback
 from datetime import datetime, timezone
@@ -25,6 +28,14 @@ from gpcbench.io import atomic_write_json, json_safe, sha256_file
 from gpcbench.provenance import git_commit, host, package_versions
 
 STATUSES = ("ok", "failed", "diverged", "timeout")
+#: Set by the Snakefile: the pid of the Snakemake process whose job this fold is.
+PARENT_VARIABLE = "GPCBENCH_SNAKEMAKE_PID"
+POLL_SECONDS = 1.0
+PR_SET_PDEATHSIG = 1
+
+
+class OrphanedError(RuntimeError):
+    """The Snakemake process that started this fold job is gone (killed): stop, write nothing."""
 
 
 class DivergenceError(ArithmeticError):
@@ -72,7 +83,45 @@ def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_cl
     }
 
 
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this (fit) process when the fold job process dies."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the fold job's poll still stops the fit
+        pass
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (killed, not yet reaped by its parent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):  # no /proc: kill(pid, 0) is all there is
+        return True
+
+
+def _wait(parent, time_limit: float) -> bool:
+    """Whether the fit's answer arrived within ``time_limit``; raises OrphanedError as soon as
+    the Snakemake process named by GPCBENCH_SNAKEMAKE_PID is gone."""
+    watched = os.environ.get(PARENT_VARIABLE)
+    if not watched:
+        return parent.poll(time_limit)
+    deadline = time.monotonic() + time_limit
+    while not parent.poll(min(POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
+        if not _alive(int(watched)):
+            raise OrphanedError(f"Snakemake (pid {watched}) is gone; fold job stopped")
+        if time.monotonic() >= deadline:
+            return False
+    return True
+
+
 def _child(conn, threads, args):
+    _die_with_parent()
     try:
         with threadpool_limits(threads):
             conn.send(("ok", fit_and_predict(*args)))
@@ -93,7 +142,7 @@ def run_isolated(args: tuple, threads: int, time_limit: float) -> tuple[str, obj
     process.start()
     child.close()
     try:
-        if not parent.poll(time_limit):
+        if not _wait(parent, time_limit):
             return "timeout", f"fit and predict did not finish within {time_limit:g} s"
         try:
             return parent.recv()
