@@ -1,6 +1,8 @@
-"""Baselines: k-NN's cross-validation against a literal re-implementation, LDA sanity."""
+"""Baselines: k-NN's cross-validation against a literal re-implementation, LDA sanity,
+scikit-learn GPC's optimiser record."""
 
 import numpy as np
+import pytest
 from sklearn.model_selection import StratifiedKFold
 
 from gpcbench.baselines.neighbors import CrossValidatedKNN
@@ -50,3 +52,31 @@ def test_knn_cv_scores_equal_scikit_learns_grid_search():
                           cv=StratifiedKFold(5, shuffle=True, random_state=2)).fit(X, y)
     assert np.allclose(model.cv_results_["mean_accuracy"], search.cv_results_["mean_test_score"])
     assert model.best_k_ == search.best_params_["n_neighbors"]
+
+
+def test_sklearn_gpc_records_its_optimiser_runs_without_changing_its_numbers():
+    """An ABNORMAL L-BFGS end (scikit-learn only warns) makes converged_ False; converging
+    one-vs-rest problems give converged_ True and scikit-learn's own probabilities."""
+    import warnings
+
+    from sklearn.datasets import make_classification
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.gaussian_process import GaussianProcessClassifier
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    from gpcbench.baselines.sklearn_gpc import make_sklearn_gpc
+
+    X = np.random.default_rng(7).normal(size=(40, 2))
+    with pytest.warns(ConvergenceWarning, match=r"\(status=2\): ABNORMAL"):
+        model = make_sklearn_gpc(2, seed=0, n_jobs=1).fit(X, (X[:, 0] > 0).astype(int))
+    assert model.converged_ is False
+    X3, y3 = make_classification(n_samples=75, n_features=3, n_informative=3, n_redundant=0,
+                                 n_classes=3, n_clusters_per_class=1, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = make_sklearn_gpc(3, seed=0, n_jobs=1).fit(X3, y3)
+        stock = GaussianProcessClassifier(kernel=ConstantKernel(1.0) * RBF(np.ones(3)),
+                                          multi_class="one_vs_rest", random_state=0).fit(X3, y3)
+    assert model.converged_ is True
+    assert [len(e.optimizer.runs) for e in model.base_estimator_.estimators_] == [1, 1, 1]
+    assert np.array_equal(model.predict_proba(X3), stock.predict_proba(X3))

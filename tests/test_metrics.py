@@ -29,3 +29,13 @@ def test_hard_predictions_brier_ignores_classes_never_predicted():
 def test_no_test_points_no_confusion():
     assert fold_metrics(np.array([], dtype=int), np.array([], dtype=int), None, False,
                         n_classes=2)["confusion"] is None
+
+
+def test_an_infinite_nlpd_is_flagged():
+    y_true, y_pred = np.array([0, 1, 1]), np.array([0, 1, 0])
+    certain = np.eye(2)[y_pred]  # the third point's true class has probability 0
+    metrics = fold_metrics(y_true, y_pred, certain, True, n_classes=2)
+    assert metrics["nlpd"] == np.inf and metrics["nonfinite_nlpd"] is True
+    hedged = fold_metrics(y_true, y_pred, 0.8 * certain + 0.1, True, n_classes=2)
+    assert np.isfinite(hedged["nlpd"]) and hedged["nonfinite_nlpd"] is False
+    assert fold_metrics(y_true, y_pred, None, False, n_classes=2)["nonfinite_nlpd"] is None

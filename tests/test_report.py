@@ -1,6 +1,7 @@
 """Report tables: joins with the published numbers, the two-standard-error flag, formats."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -520,3 +521,39 @@ def test_summary_gives_samplers_median_rhat_ess_and_brooks_burn_in_counts():
     assert (s["rhat_u"], s["ess_g"], s["rhat_probe"], s["ess_probe"]) == (1.1, 20.0, 1.2, 40.0)
     assert s["burn_in_mean"] == 600.0 and s["burn_in_undefined"] == 1
     assert summary.loc["k", ["rhat_u", "burn_in_mean", "burn_in_undefined"]].isna().all()
+
+
+def _summary_markdown(folds, tmp_path):
+    from gpcbench.experiments.report import write_summary
+
+    write_summary("exp", {"description": "d"}, summarise(folds), tmp_path)
+    return (tmp_path / "tables" / "exp_summary.md").read_text()
+
+
+def test_summary_shows_converged_fraction_optimiser_warnings_and_non_finite_nlpd(tmp_path):
+    """A fold that warned (L-BFGS ABNORMAL) and one with NLPD inf are counted per cell."""
+    folds = _folds([0.5, 0.1, 0.2]).assign(
+        converged=[False, True, True], nlpd=[np.inf, 0.3, 0.4],
+        nonfinite_nlpd=[True, False, False],
+        convergence_warnings=['["ConvergenceWarning: lbfgs ABNORMAL"]', "[]", "[]"])
+    table = _summary_markdown(folds, tmp_path).splitlines()
+    header, row = ([c.strip() for c in next(line for line in table if start in line).split("|")]
+                   for start in ("| dataset |", "| M |"))
+    shown = dict(zip(header, row))
+    assert shown["converged_fraction"] == str(round(2 / 3, 4))
+    assert (shown["n_optimiser_warnings"], shown["n_nonfinite_nlpd"]) == ("1", "1")
+    assert shown["nlpd_mean"] == "inf"
+
+
+def test_tables_and_summaries_are_built_without_pandas_warnings(tmp_path):
+    """No column of numbers is filled with text (pandas warns it will raise)."""
+    sampler = _folds([0.1, 0.2], "s", "S").assign(diagnostics=json.dumps(
+        {"u": {"rhat": 1.1, "ess": 50.0}, "brooks_burn_in": None}))
+    folds = pd.concat([_folds([0.1]), sampler], ignore_index=True)  # n = 1: no s.e.
+    (tmp_path / "pub.csv").write_text("dataset,method,error_mean,error_se\nData One,P,0.1,\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide = wide_table(TABLE, table_cells(TABLE, folds, published_cells(TABLE, tmp_path)))
+        text = _summary_markdown(folds, tmp_path)
+    assert wide.loc["P", "Data One"] == "— [0.1000]"
+    assert "| d1 | M | 1 | 1 | 0.1 | — |" in text and "| d1 | S | 1.1 | — |" in text

@@ -1,17 +1,25 @@
 """One fold job: a record for every outcome (ok, failed, diverged, timeout), never a crash."""
 
 import json
+import logging
+import subprocess
 import time
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import confusion_matrix
 
+from gpcbench.cli import main
 from gpcbench.data.dataset import Dataset, save_dataset
 from gpcbench.experiments import registry
+from gpcbench.experiments.aggregate import collect_folds, summarise
 from gpcbench.experiments.registry import MethodSpec
-from gpcbench.experiments.run_fold import DivergenceError, run_fold
+from gpcbench.experiments.run_fold import (MAX_WARNINGS, PARENT_VARIABLE, DivergenceError,
+                                           run_fold)
 from gpcbench.io import atomic_write_json
 
 
@@ -37,9 +45,17 @@ class Scripted(ClassifierMixin, BaseEstimator):
         if self.behaviour == "crash":
             import os
             os._exit(3)
+        if self.behaviour == "warn":  # an optimiser's failure, twice, and other warnings
+            for _ in range(2):
+                warnings.warn("lbfgs failed to converge (status=2):\nABNORMAL: ",
+                              ConvergenceWarning)
+            for k in range(MAX_WARNINGS + 2):
+                warnings.warn(f"step {k}" + "!" * 400, RuntimeWarning)
+        if self.behaviour == "progress":
+            logging.getLogger("gpcbench.progress").info("sweep 1 of 2")
         self.classes_ = np.unique(y)
         self.hyperparameters_ = {"threshold": 0.0}
-        self.converged_ = False
+        self.converged_ = self.behaviour == "warn"  # "warn" claims it and warns
         self.convergence_trace_ = [{"iteration": 1, "objective": -1.0}]
         if self.behaviour == "sampler":  # the types the MCMC estimators give them
             self.acceptance_rates_ = np.array([0.8, np.nan])
@@ -53,12 +69,15 @@ class Scripted(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         p = 1 / (1 + np.exp(-4 * X[:, 0]))
+        if self.behaviour == "certain":  # probability 0 for the label errors' true class
+            p = self.predict(X).astype(float)
         return np.column_stack([1 - p, p])
 
 
 @pytest.fixture
 def fold_inputs(tmp_path, monkeypatch):
-    for behaviour in ("ok", "raise", "diverge", "hang", "crash", "sampler", "wait", "work"):
+    for behaviour in ("ok", "raise", "diverge", "hang", "crash", "sampler", "wait", "work",
+                      "warn", "certain", "progress"):
         monkeypatch.setitem(registry.METHODS, f"scripted-{behaviour}", MethodSpec(
             name=f"scripted-{behaviour}", label=behaviour,
             factory=lambda ctx, b=behaviour: Scripted(b), modules=()))
@@ -66,11 +85,16 @@ def fold_inputs(tmp_path, monkeypatch):
     X = rng.normal(size=(40, 2))
     y = (X[:, 0] > 0).astype(int)
     y[:3] = 1 - y[:3]  # three label errors
-    save_dataset(Dataset(X, y, ["x1", "x2"], ["continuous"] * 2, ["neg", "pos"]),
-                 tmp_path / "toy.npz", tmp_path / "toy.json")
-    atomic_write_json(tmp_path / "splits.json", {"folds": [
-        {"train": list(range(20, 40)), "test": list(range(20))}]})
+    _save_toy(tmp_path, X, y, train=range(20, 40), test=range(20))
     return tmp_path
+
+
+def _save_toy(directory, X, y, train, test):
+    """toy.npz / toy.json (two continuous inputs, two classes) and splits.json (one fold)."""
+    save_dataset(Dataset(X, y, ["x1", "x2"], ["continuous"] * 2, ["neg", "pos"]),
+                 directory / "toy.npz", directory / "toy.json")
+    atomic_write_json(directory / "splits.json", {"folds": [
+        {"train": list(train), "test": list(test)}]})
 
 
 def _run(tmp_path, method, **kw):
@@ -135,3 +159,74 @@ def test_timeout_becomes_a_record_quickly(fold_inputs):
     record = _run(fold_inputs, "scripted-hang", time_limit=1.0)
     assert record["status"] == "timeout"
     assert time.perf_counter() - start < 20
+
+
+def test_a_convergence_warning_is_recorded_beside_the_estimators_own_flag(fold_inputs):
+    """The estimator says converged_ = True and warned (as scikit-learn's GPC does for a
+    length scale at its bound): the record keeps its flag and each distinct warning once, on
+    one line, at most MAX_WARNINGS of each kind."""
+    convergence = _run(fold_inputs, "scripted-warn")["convergence"]
+    assert convergence["converged"] is True
+    assert convergence["warnings"] == [
+        "ConvergenceWarning: lbfgs failed to converge (status=2): ABNORMAL:"]
+    other = convergence["other_warnings"]
+    assert other[0].startswith("RuntimeWarning: step 0!!") and len(other[0]) == 300
+    assert len(other) == MAX_WARNINGS + 1 and other[-1] == "... and 2 more warnings"
+    assert _run(fold_inputs, "scripted-ok")["convergence"]["warnings"] == []
+
+
+def test_sklearn_gpc_abnormal_line_search_is_recorded_not_converged(tmp_path):
+    """scikit-learn's GPC whose L-BFGS ends ABNORMAL (as on crabs fold 0) is no longer a
+    converged fold."""
+    X = np.random.default_rng(7).normal(size=(40, 2))
+    _save_toy(tmp_path, X, (X[:, 0] > 0).astype(int), train=range(40), test=range(40))
+    convergence = _run(tmp_path, "sklearn-gpc")["convergence"]
+    assert convergence["converged"] is False
+    assert any("(status=2): ABNORMAL" in line for line in convergence["warnings"])
+
+
+def test_an_infinite_nlpd_is_flagged_and_counted_in_the_summary(fold_inputs):
+    record = _run(fold_inputs, "scripted-certain")
+    assert record["status"] == "ok" and record["metrics"]["nlpd"] == np.inf
+    assert record["metrics"]["nonfinite_nlpd"] is True
+    assert "NLPD is infinite" in record["message"]
+    _run(fold_inputs, "scripted-warn")
+    collect_folds([fold_inputs / f"scripted-{b}.json" for b in ("certain", "warn")],
+                  fold_inputs / "folds.csv")
+    summary = summarise(pd.read_csv(fold_inputs / "folds.csv")).set_index("method")
+    assert summary.loc["scripted-certain", ["n_nonfinite_nlpd", "n_optimiser_warnings",
+                                            "nlpd_mean"]].tolist() == [1, 0, np.inf]
+    assert summary.loc["scripted-warn", ["n_nonfinite_nlpd", "n_optimiser_warnings",
+                                         "converged_fraction"]].tolist() == [0, 1, 1.0]
+
+
+def _cli_run_fold(directory, method):
+    return main(["run-fold", "--experiment", "e", "--entry", "toy", "--method", method,
+                 "--data", str(directory / "toy.npz"), "--splits", str(directory / "splits.json"),
+                 "--output", str(directory / "out.json"), "--fold", "0", "--seed", "1"])
+
+
+def test_run_fold_logs_start_progress_and_end_to_stderr(fold_inputs, capfd, monkeypatch):
+    """The forked fit's progress lines reach stderr (the fold's log) between the job's own."""
+    monkeypatch.delenv(PARENT_VARIABLE, raising=False)
+    assert _cli_run_fold(fold_inputs, "scripted-progress") == 0
+    lines = capfd.readouterr().err.splitlines()
+    wanted = ["gpcbench.experiments.run_fold start: experiment e, entry toy, "
+              "method scripted-progress, fold 0, n_train 20",
+              "gpcbench.progress sweep 1 of 2", "gpcbench.experiments.run_fold end: status ok, fit"]
+    found = [next(i for i, line in enumerate(lines) if text in line) for text in wanted]
+    assert found == sorted(found)
+
+
+def test_cli_exits_3_writing_nothing_when_snakemake_is_gone(fold_inputs, monkeypatch, capsys):
+    gone = subprocess.Popen(["sleep", "30"])  # plays the killed Snakemake process
+    gone.kill()
+    gone.wait()
+    monkeypatch.setenv(PARENT_VARIABLE, str(gone.pid))
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as stopped:
+        _cli_run_fold(fold_inputs, "scripted-hang")
+    assert stopped.value.code == 3 and time.monotonic() - start < 10
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"gpcbench run-fold: error: Snakemake (pid {gone.pid}) is gone; fold job stopped")
+    assert not (fold_inputs / "out.json").exists()

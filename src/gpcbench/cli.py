@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import logging
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,18 +63,46 @@ def cmd_split(args) -> None:
     })
 
 
+#: Exit status of a fold job stopped because the Snakemake process that started it is gone.
+ORPHANED_EXIT = 3
+
+
+@contextmanager
+def _log_to_stderr():
+    """INFO lines of the ``gpcbench`` loggers (progress, start and end of the fold) to stderr,
+    which Snakemake sends to the fold's log; the forked fit process inherits the handler."""
+    logger = logging.getLogger("gpcbench")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def cmd_run_fold(args) -> None:
-    from gpcbench.experiments.run_fold import run_fold
+    """Run one fold job; exit with ORPHANED_EXIT, writing nothing, when Snakemake is gone."""
+    from gpcbench.experiments.run_fold import OrphanedError, run_fold
     from gpcbench.seeds import derive_seed
 
     upstream = dict(item.split("=", 1) for item in args.upstream)
-    record = run_fold(
-        experiment=args.experiment, dataset_id=args.entry, method=args.method, fold=args.fold,
-        data_path=Path(args.data), splits_path=Path(args.splits), output=Path(args.output),
-        options=json.loads(args.options), threads=args.threads, time_limit=args.time_limit,
-        seed=derive_seed(args.seed, args.experiment, args.entry, args.method, args.fold),
-        standardize_inputs=args.standardize, upstream=upstream, code_hash=args.code_hash,
-    )
+    try:
+        with _log_to_stderr():
+            record = run_fold(
+                experiment=args.experiment, dataset_id=args.entry, method=args.method,
+                fold=args.fold, data_path=Path(args.data), splits_path=Path(args.splits),
+                output=Path(args.output), options=json.loads(args.options),
+                threads=args.threads, time_limit=args.time_limit,
+                seed=derive_seed(args.seed, args.experiment, args.entry, args.method, args.fold),
+                standardize_inputs=args.standardize, upstream=upstream, code_hash=args.code_hash,
+            )
+    except OrphanedError as exc:
+        print(f"gpcbench run-fold: error: {exc}", file=sys.stderr)
+        raise SystemExit(ORPHANED_EXIT) from None
     print(f"{args.method} fold {args.fold}: {record['status']} {record['message']}", file=sys.stderr)
 
 

@@ -13,8 +13,8 @@ from gpcbench.io import atomic_write_text
 
 FOLD_COLUMNS = [
     "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
-    "brier", "n_test", "confusion", "n_train", "options", "fit_s", "predict_s", "cpu_s",
-    "converged", "n_iter",
+    "nonfinite_nlpd", "brier", "n_test", "confusion", "n_train", "options", "fit_s",
+    "predict_s", "cpu_s", "converged", "n_iter", "convergence_warnings", "other_warnings",
     "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
     "git_commit", "packages",
 ]
@@ -30,13 +30,16 @@ def fold_row(record: dict) -> dict:
         "experiment": record["experiment"], "dataset": record["dataset"],
         "method": record["method"], "label": record["label"], "fold": record["fold"],
         "status": record["status"], "message": record["message"].splitlines()[0] if record["message"] else "",
-        "error": metrics.get("error"), "nlpd": metrics.get("nlpd"), "brier": metrics.get("brier"),
+        "error": metrics.get("error"), "nlpd": metrics.get("nlpd"),
+        "nonfinite_nlpd": metrics.get("nonfinite_nlpd"), "brier": metrics.get("brier"),
         "n_test": metrics.get("n_test"), "confusion": json.dumps(metrics.get("confusion")),
         "n_train": record.get("n_train"),
         "options": json.dumps(record.get("options", {}), sort_keys=True),
         "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
         "cpu_s": timings.get("cpu_s"),
         "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),
+        "convergence_warnings": json.dumps(convergence.get("warnings", [])),
+        "other_warnings": json.dumps(convergence.get("other_warnings", [])),
         "log_evidence": record.get("log_evidence"),
         "hyperparameters": json.dumps(record.get("hyperparameters", {}), sort_keys=True),
         "trace": json.dumps(convergence.get("trace", [])),
@@ -79,6 +82,16 @@ def _sampler_convergence(ok: pd.DataFrame) -> dict:
     }
 
 
+def _flagged_folds(ok: pd.DataFrame) -> dict:
+    """How many successful folds recorded optimiser (convergence) warnings and how many a
+    non-finite NLPD; NaN for fold tables that predate the columns."""
+    warned = (ok["convergence_warnings"].map(lambda text: isinstance(text, str) and text != "[]")
+              if "convergence_warnings" in ok else None)
+    nonfinite = ok["nonfinite_nlpd"].isin([True, "True"]) if "nonfinite_nlpd" in ok else None
+    return {"n_optimiser_warnings": np.nan if warned is None else int(warned.sum()),
+            "n_nonfinite_nlpd": np.nan if nonfinite is None else int(nonfinite.sum())}
+
+
 def collect_folds(result_paths, output: str | Path) -> pd.DataFrame:
     """Read fold result JSONs and write them as one CSV (atomically)."""
     rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
@@ -91,7 +104,8 @@ def collect_folds(result_paths, output: str | Path) -> pd.DataFrame:
 
 def summarise(folds: pd.DataFrame) -> pd.DataFrame:
     """One row per (experiment, data set, method): mean, s.d. and s.e. of the error over the
-    successful folds, NLPD, Brier, timings, convergence and failure counts."""
+    successful folds, NLPD, Brier, timings, convergence (the fraction of converged folds, the
+    folds with optimiser warnings) and counts of failed folds and of non-finite NLPDs."""
     def cell(group: pd.DataFrame) -> pd.Series:
         ok = group[group["status"] == "ok"]
         errors = ok["error"].dropna().to_numpy(dtype=float)
@@ -111,7 +125,7 @@ def summarise(folds: pd.DataFrame) -> pd.DataFrame:
             "brier_mean": pd.to_numeric(ok["brier"], errors="coerce").mean(),
             "fit_s_mean": ok["fit_s"].mean(), "fit_s_total": ok["fit_s"].sum(),
             "converged_fraction": ok["converged"].astype(float).mean() if len(ok) else np.nan,
-            **_sampler_convergence(ok),
+            **_flagged_folds(ok), **_sampler_convergence(ok),
         })
 
     keys = ["experiment", "dataset", "method"]

@@ -50,19 +50,24 @@ def fold_metrics(y_true, y_pred, proba, probabilistic: bool, *, n_classes: int) 
     Returns
     -------
     dict
-        error, nlpd, brier, n_test and confusion (J x J list of ints, rows the true class,
-        columns the predicted class); all but n_test are None without test points.
+        error, nlpd, nonfinite_nlpd (whether the NLPD is infinite: a test point's true class
+        has probability 0, so that summaries can count such folds), brier, n_test and
+        confusion (J x J list of ints, rows the true class, columns the predicted class); all
+        but n_test are None without test points, nlpd and nonfinite_nlpd None for a
+        non-probabilistic method.
     """
     y_true = np.asarray(y_true)
     if y_true.size == 0:
-        return {"error": None, "nlpd": None, "brier": None, "n_test": 0, "confusion": None}
+        return {"error": None, "nlpd": None, "nonfinite_nlpd": None, "brier": None, "n_test": 0,
+                "confusion": None}
     if proba is None:
         proba = np.eye(n_classes)[y_pred]
     if not np.all(np.isfinite(proba)):
         raise FloatingPointError("predicted probabilities contain NaN or infinity")
+    nlpd = negative_log_predictive(y_true, proba) if probabilistic else None
     return {
-        "error": error_rate(y_true, y_pred),
-        "nlpd": negative_log_predictive(y_true, proba) if probabilistic else None,
+        "error": error_rate(y_true, y_pred), "nlpd": nlpd,
+        "nonfinite_nlpd": None if nlpd is None else not np.isfinite(nlpd),
         "brier": brier_score(y_true, proba),
         "n_test": int(y_true.size),
         "confusion": confusion_matrix(y_true, y_pred, n_classes),

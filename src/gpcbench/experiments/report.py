@@ -243,7 +243,12 @@ def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
     rows = text.sort_values("row", kind="stable")["method"].drop_duplicates()
-    return wide.reindex(index=rows, columns=order).fillna("—")
+    return _text(wide.reindex(index=rows, columns=order))
+
+
+def _text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as the text ``str`` gives it, missing values as —."""
+    return frame.astype(object).map(lambda value: "—" if pd.isna(value) else str(value))
 
 
 def _markdown(frame: pd.DataFrame, index_name: str) -> str:
@@ -398,16 +403,20 @@ def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path)
     """Error, NLPD, Brier, timing and convergence of every cell of one experiment."""
     rows = summary[summary["experiment"] == experiment]
     columns = ["dataset", "label", "n_ok", "n_folds", "error_mean", "error_se", "nlpd_mean",
-               "brier_mean", "fit_s_mean", "fit_s_total", "converged_fraction", "failures"]
+               "brier_mean", "fit_s_mean", "fit_s_total", "converged_fraction",
+               "n_optimiser_warnings", "n_nonfinite_nlpd", "failures"]
     frame = rows[columns].rename(columns={"label": "method"})
     sampler = [*SAMPLER_DIAGNOSTICS, "burn_in_mean", "burn_in_undefined"]
     atomic_write_text(out / "tables" / f"{experiment}_summary.csv",
                       _csv(rows[columns + sampler].rename(columns={"label": "method"})))
-    shown = frame.set_index("dataset").round(4).fillna("—")
+    shown = _text(frame.set_index("dataset").round(4))
     md = [f"# {experiment}: errors, NLPD, Brier, timing and convergence\n",
           f"{spec['description']}. Error and s.e. over successful folds; times in seconds "
           "(fit, per fold and in total); converged = fraction of folds whose method reported "
-          "convergence.\n", _markdown(shown, "dataset")]
+          "convergence and raised no ConvergenceWarning; optimiser warnings = folds that raised "
+          "one (their texts are in the fold results); non-finite NLPD = folds where a test "
+          "point's true class has probability 0 (their NLPD, and the mean, is inf).\n",
+          _markdown(shown, "dataset")]
     chains = rows[rows["rhat_u"].notna()]
     if len(chains):
         diagnostics = chains[["dataset", "label", *sampler]].rename(columns={"label": "method"})
@@ -416,7 +425,7 @@ def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path)
                "draws) of u, g, eta, n_gamma and the predictive probabilities at probe points "
                "(largest R-hat, smallest ESS); Brooks burn-in: mean over the runs where it is "
                "defined, and the number of runs where it is not.\n",
-               _markdown(diagnostics.set_index("dataset").round(2).fillna("—"), "dataset")]
+               _markdown(_text(diagnostics.set_index("dataset").round(2)), "dataset")]
     atomic_write_text(out / "tables" / f"{experiment}_summary.md", "\n".join(md))
 
 

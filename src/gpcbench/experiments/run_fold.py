@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import multiprocessing
 import os
 import signal
 import time
 import traceback
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from gpcbench.data.dataset import load_dataset
@@ -27,11 +30,17 @@ from gpcbench.experiments.registry import FitContext, method_spec
 from gpcbench.io import atomic_write_json, json_safe, sha256_file
 from gpcbench.provenance import git_commit, host, package_versions
 
+log = logging.getLogger(__name__)
+
 STATUSES = ("ok", "failed", "diverged", "timeout")
 #: Set by the Snakefile: the pid of the Snakemake process whose job this fold is.
 PARENT_VARIABLE = "GPCBENCH_SNAKEMAKE_PID"
 POLL_SECONDS = 1.0
 PR_SET_PDEATHSIG = 1
+#: At most this many distinct warnings of each kind (convergence, other) per fold record,
+#: each cut to WARNING_CHARS characters.
+MAX_WARNINGS = 10
+WARNING_CHARS = 300
 
 
 class OrphanedError(RuntimeError):
@@ -54,25 +63,75 @@ def standardize(X_train, X_test):
     return (X_train - mean) / scale, (X_test - mean) / scale
 
 
-def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_classes: int) -> dict:
-    """Fit the method, predict the test rows; probabilities indexed by class 0..n_classes-1."""
-    estimator = method_spec(method).factory(ctx)
-    cpu_start = time.process_time()
-    start = time.perf_counter()
-    estimator.fit(X_train, y_train)
-    fit_s = time.perf_counter() - start
-    start = time.perf_counter()
+def _predict(estimator, probabilistic: bool, X_test, n_classes: int) -> tuple:
+    """Predicted labels and, for a probabilistic method, probabilities indexed by class
+    0..n_classes-1 (None otherwise or without test rows)."""
     y_pred = np.asarray(estimator.predict(X_test)) if len(X_test) else np.array([], dtype=int)
     proba = None
-    if method_spec(method).probabilistic and len(X_test):
+    if probabilistic and len(X_test):
         proba = np.zeros((len(X_test), n_classes))
         proba[:, np.asarray(estimator.classes_, dtype=int)] = estimator.predict_proba(X_test)
-    predict_s = time.perf_counter() - start
+    return y_pred, proba
+
+
+class WarningLog:
+    """Stands in for ``warnings.showwarning``: keeps the first MAX_WARNINGS distinct one-line
+    texts of the ConvergenceWarnings and of the other warnings, and counts the rest (memory
+    stays bounded however often a long fit warns).
+    """
+
+    def __init__(self):
+        self.kept = {"convergence": [], "other": []}
+        self.dropped = {"convergence": 0, "other": 0}
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None):
+        kind = "convergence" if issubclass(category, ConvergenceWarning) else "other"
+        text = " ".join(f"{category.__name__}: {message}".split())[:WARNING_CHARS]
+        if text in self.kept[kind]:
+            return
+        if len(self.kept[kind]) < MAX_WARNINGS:
+            self.kept[kind].append(text)
+        else:
+            self.dropped[kind] += 1
+
+    def lines(self, kind: str) -> list[str]:
+        """The kept texts of ``kind`` (convergence or other), then how many more there were."""
+        more = self.dropped[kind]
+        return self.kept[kind] + ([f"... and {more} more warnings"] if more else [])
+
+
+def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_classes: int) -> dict:
+    """Fit the method and predict the test rows, recording every warning raised meanwhile.
+
+    Returns
+    -------
+    dict
+        Predictions (``proba`` indexed by class 0..n_classes-1), timings, the estimator's
+        fitted attributes and ``warnings`` / ``other_warnings``: one-line texts of the
+        scikit-learn ConvergenceWarnings and of the other warnings (see :class:`WarningLog`).
+        ``converged`` is the estimator's ``converged_`` where it has one (a warning such as
+        scikit-learn's "length scale close to its bound" is recorded, not a failure); for an
+        estimator without it, False when any ConvergenceWarning was raised.
+    """
+    estimator = method_spec(method).factory(ctx)
+    caught = WarningLog()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = caught
+        cpu_start = time.process_time()
+        start = time.perf_counter()
+        estimator.fit(X_train, y_train)
+        fit_s = time.perf_counter() - start
+        start = time.perf_counter()
+        y_pred, proba = _predict(estimator, method_spec(method).probabilistic, X_test, n_classes)
+        predict_s = time.perf_counter() - start
+        cpu_s = time.process_time() - cpu_start
+    convergence_warnings = caught.lines("convergence")
     return {
-        "y_pred": y_pred, "proba": proba, "fit_s": fit_s, "predict_s": predict_s,
-        "cpu_s": time.process_time() - cpu_start,
+        "y_pred": y_pred, "proba": proba, "fit_s": fit_s, "predict_s": predict_s, "cpu_s": cpu_s,
         "hyperparameters": getattr(estimator, "hyperparameters_", {}),
-        "converged": bool(getattr(estimator, "converged_", True)),
+        "converged": bool(getattr(estimator, "converged_", not convergence_warnings)),
+        "warnings": convergence_warnings, "other_warnings": caught.lines("other"),
         "n_iter": getattr(estimator, "n_iter_", None),
         "trace": getattr(estimator, "convergence_trace_", getattr(estimator, "trace_", [])),
         "log_evidence": getattr(estimator, "log_evidence_", None),
@@ -156,11 +215,34 @@ def run_isolated(args: tuple, threads: int, time_limit: float) -> tuple[str, obj
         parent.close()
 
 
+def _add_outcome(record: dict, outcome: dict, y_test, method: str, n_classes: int) -> None:
+    """Metrics, timings, fitted values and convergence of a fit that returned (status ok):
+    status diverged when the probabilities are not finite, a message when the NLPD is."""
+    try:
+        record["metrics"] = fold_metrics(y_test, outcome["y_pred"], outcome["proba"],
+                                         method_spec(method).probabilistic, n_classes=n_classes)
+    except FloatingPointError as exc:
+        record.update(status="diverged", message=str(exc))
+    if record.get("metrics", {}).get("nonfinite_nlpd"):
+        record["message"] = "NLPD is infinite: a test point's true class has probability 0"
+    record["timings"] = {key: outcome[key] for key in ("fit_s", "predict_s", "cpu_s")}
+    record["hyperparameters"] = outcome["hyperparameters"]
+    record["log_evidence"] = outcome["log_evidence"]
+    record["convergence"] = {key: outcome[key] for key in (
+        "converged", "n_iter", "trace", "acceptance_rates", "diagnostics", "warnings",
+        "other_warnings")}
+
+
 def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_path: Path,
              splits_path: Path, output: Path, options: dict, seed: int, threads: int = 1,
              time_limit: float = 3600.0, standardize_inputs: bool = True,
              upstream: dict[str, Path] | None = None, code_hash: str = "") -> dict:
-    """Run one fold job and write ``output`` (JSON); returns the record."""
+    """Run one fold job and write ``output`` (JSON); returns the record.
+
+    Logs a start line and an end line (status, fit seconds) to the ``gpcbench`` logger, and
+    each recorded warning of the fit at WARNING level. Raises OrphanedError, writing nothing,
+    when the Snakemake process named by GPCBENCH_SNAKEMAKE_PID is gone.
+    """
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     data = load_dataset(data_path)
     split = json.loads(Path(splits_path).read_text())["folds"][fold]
@@ -173,6 +255,8 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
         fold=fold, upstream={key: json.loads(Path(p).read_text())
                              for key, p in (upstream or {}).items()},
     )
+    log.info("start: experiment %s, entry %s, method %s, fold %d, n_train %d", experiment,
+             dataset_id, method, fold, train.size)
     args = (method, ctx, X_train, data.y[train], X_test, len(data.class_names))
     status, outcome = run_isolated(args, threads, time_limit)
     record = {
@@ -188,18 +272,10 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
         },
     }
     if status == "ok":
-        try:
-            record["metrics"] = fold_metrics(data.y[test], outcome["y_pred"], outcome["proba"],
-                                             method_spec(method).probabilistic,
-                                             n_classes=len(data.class_names))
-        except FloatingPointError as exc:
-            record.update(status="diverged", message=str(exc))
-        record["timings"] = {key: outcome[key] for key in ("fit_s", "predict_s", "cpu_s")}
-        record["hyperparameters"] = outcome["hyperparameters"]
-        record["log_evidence"] = outcome["log_evidence"]
-        record["convergence"] = {"converged": outcome["converged"], "n_iter": outcome["n_iter"],
-                                 "trace": outcome["trace"],
-                                 "acceptance_rates": outcome["acceptance_rates"],
-                                 "diagnostics": outcome["diagnostics"]}
+        _add_outcome(record, outcome, data.y[test], method, len(data.class_names))
+        for line in outcome["warnings"] + outcome["other_warnings"]:
+            log.warning("fit warning: %s", line)
     atomic_write_json(Path(output), record)
+    fit_s = record.get("timings", {}).get("fit_s")
+    log.info("end: status %s, fit %s s", record["status"], "-" if fit_s is None else f"{fit_s:.2f}")
     return record
