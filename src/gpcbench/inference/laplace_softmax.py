@@ -226,7 +226,7 @@ def laplace_mode(K, Y, a0=None, *, tol=NEWTON_TOL, max_iter=NEWTON_MAX_ITER) -> 
         (W&B sec. 5: pi initialised to 1/m).
     tol : float
         Converged when max |grad Psi| < ``tol``; a step that lowers Psi is halved, and the
-        iteration also stops (unconverged) when no step raises Psi any more.
+        iteration also stops (unconverged) when even the smallest halved step lowers Psi.
     max_iter : int
         Newton steps at most.
 
@@ -246,7 +246,7 @@ def laplace_mode(K, Y, a0=None, *, tol=NEWTON_TOL, max_iter=NEWTON_MAX_ITER) -> 
             break
         step = newton_direction(K, Y, f, pi, block_factors(K, pi)) - a
         a_new, f_new, psi_new = _damped_step(K, Y, a, step, psi)
-        if psi_new <= psi:  # no progress left at floating-point resolution
+        if psi_new < psi:  # every halving lowered Psi: no ascent left at rounding level
             break
         a, f, psi = a_new, f_new, psi_new
     factors = block_factors(K, pi)
