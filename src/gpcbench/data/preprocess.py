@@ -62,12 +62,12 @@ def build_dataset(name: str, raw_dir: Path, *, seed: int) -> Dataset:
     """Build data set ``name`` in memory with its full provenance (no files written)."""
     spec = dataset_spec(name)
     if spec.kind == "generator":
-        dataset = GENERATORS[name](seed)
+        dataset = GENERATORS[spec.generator](seed)
         raw_records: dict = {}
     else:
         loaded = {raw: load_raw_set(raw, Path(raw_dir), dataset=name) for raw in spec.raw_sets}
         try:
-            dataset = BUILDERS[name](*(tables for tables, _ in loaded.values()))
+            dataset = BUILDERS[spec.builder](*(tables for tables, _ in loaded.values()))
         except (ValueError, KeyError) as exc:  # MalformedFileError is a ValueError
             raw_names = ", ".join(spec.raw_sets)
             raise DataSourceError(
@@ -400,7 +400,7 @@ def _pm_dataset(X, labels, negative, transformations: list[str], prefix: str = "
     )
 
 
-@builder("bci", "g241d", "digit1")
+@builder("sslbook")
 def build_sslbook(raw: RawTables) -> Dataset:
     return _pm_dataset(np.asarray(raw.tables["X"]), raw.tables["y"], -1, ["X, y as in the .mat file"])
 
