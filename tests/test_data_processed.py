@@ -19,11 +19,21 @@ import pandas as pd
 import pytest
 
 from gpcbench.data import generators as gen
-from gpcbench.data import readers as rd
 from gpcbench.data import sources
+from gpcbench.data.checksums import read_checksums
 from gpcbench.data.dataset import content_sha256, load_dataset
-from gpcbench.data.preprocess import BUILDERS, build_dataset, preprocess, read_checksums
-from gpcbench.data.readers import RawTables, read_raw_tables
+from gpcbench.data.preprocess import BUILDERS, build_dataset, preprocess
+from gpcbench.data.readers import read_raw_tables
+from gpcbench.data.readers_common import RawTables
+from gpcbench.data.readers_keel import LETTER_COLUMNS, MUSHROOM_ATTRIBUTES
+from gpcbench.data.readers_r import THYROID_COLUMNS
+from gpcbench.data.readers_text import (
+    CARS_COLUMNS,
+    FGL_COLUMNS,
+    GLASS_TYPES,
+    HEART_COLUMNS,
+    ORIGINS,
+)
 from gpcbench.data.registry import DATASETS, RAW_SETS, DebSource, WheelSource
 from gpcbench.data.sources import fetch_raw_set
 
@@ -203,13 +213,13 @@ def write_uci_new_thyroid(tables, folder):
     codes = frame["Diagnosis"].map({"Normal": 1, "Hyper": 2, "Hypo": 3})
     lines = [
         ",".join([str(c), *map(_num, row)])
-        for c, row in zip(codes, frame[rd.THYROID_COLUMNS[1:]].to_numpy())
+        for c, row in zip(codes, frame[THYROID_COLUMNS[1:]].to_numpy())
     ]
     (folder / "new-thyroid.data").write_text("\n".join(lines) + "\n")
 
 
 def write_uci_heart(tables, folder):
-    values = tables["heart"][rd.HEART_COLUMNS].to_numpy()
+    values = tables["heart"][HEART_COLUMNS].to_numpy()
     (folder / "processed.hungarian.data").write_text(
         "".join(",".join(map(_num, row)) + "\n" for row in values)
     )
@@ -243,20 +253,20 @@ def write_boston_corrected(tables, folder):
 
 def write_uci_auto_mpg(tables, folder):
     frame = tables["cars"].dropna(subset=["mpg"])
-    codes = {v: k for k, v in rd.ORIGINS.items()}
+    codes = {v: k for k, v in ORIGINS.items()}
     lines = [
         " ".join(map(_num, row[:7])) + f' {codes[row[7]]}\t"{row[8]}"'
-        for row in frame[[*rd.CARS_COLUMNS, "origin", "name"]].itertuples(index=False)
+        for row in frame[[*CARS_COLUMNS, "origin", "name"]].itertuples(index=False)
     ]
     (folder / "auto-mpg.data").write_text("\n".join(lines) + "\n")
 
 
 def write_uci_glass(tables, folder):
     frame = tables["fgl"]
-    codes = {v: k for k, v in rd.GLASS_TYPES.items()}
+    codes = {v: k for k, v in GLASS_TYPES.items()}
     lines = [
         ",".join([str(i), f"{1.518 + row[0] / 1000:.5f}", *map(_num, row[1:9]), str(codes[row[9]])])
-        for i, row in enumerate(frame[rd.FGL_COLUMNS].itertuples(index=False), start=1)
+        for i, row in enumerate(frame[FGL_COLUMNS].itertuples(index=False), start=1)
     ]
     (folder / "glass.data").write_text("\n".join(lines) + "\n")
 
@@ -269,7 +279,7 @@ def write_uci_iris(tables, folder):
 
 def write_uci_letter(tables, folder):
     (folder / "letter-recognition.data").write_text(
-        _csv_rows(tables["letter"], ["lettr", *rd.LETTER_COLUMNS])
+        _csv_rows(tables["letter"], ["lettr", *LETTER_COLUMNS])
     )
 
 
@@ -284,7 +294,7 @@ def write_uci_splice(tables, folder):
 
 def write_uci_mushroom(tables, folder):
     (folder / "agaricus-lepiota.data").write_text(
-        _csv_rows(tables["mushroom"], ["class", *rd.MUSHROOM_ATTRIBUTES])
+        _csv_rows(tables["mushroom"], ["class", *MUSHROOM_ATTRIBUTES])
     )
 
 

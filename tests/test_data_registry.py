@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from gpcbench.data.generators import GENERATORS
-from gpcbench.data.preprocess import BUILDERS, read_checksums
+from gpcbench.data.checksums import read_checksums
+from gpcbench.data.preprocess import BUILDERS
 from gpcbench.data.readers import READERS
 from gpcbench.data.registry import (
     CATALOG_FILE,

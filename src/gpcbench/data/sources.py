@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from gpcbench.data.readers import MalformedFileError, read_raw_tables
+from gpcbench.data.readers import read_raw_tables
+from gpcbench.data.readers_common import MalformedFileError
 from gpcbench.data.registry import (
     DebSource,
     InstalledSource,
