@@ -9,7 +9,6 @@ as the archive reader, and the generators' definitions.
 
 from __future__ import annotations
 
-import csv
 import socket
 from collections import Counter
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from data_published import KIM_TABLES, published
 
 from gpcbench.data import generators as gen
 from gpcbench.data import sources
@@ -149,21 +149,6 @@ def test_splice_recipe_matches_the_libsvm_training_rows(processed):
     assert set(np.unique(splice.X).tolist()) == {1.0, 2.0, 3.0, 4.0}
 
 
-def _published(name):
-    with open(REPO / "config" / "published" / name, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-KIM_BINARY = {
-    "Thyroid": "thyroid",
-    "Heart disease": "heart",
-    "Ionosphere": "ionosphere",
-    "Crabs": "crabs",
-    "Pima": "pima_tr",
-    "Boston Housing": "boston",
-}
-KIM_MULTICLASS = {"New Thyroid": "thyroid3", "Auto-Mpg": "autompg", "Boston Housing": "boston3"}
-KIM_TABLES = {"kim2006_table3_datasets.csv": KIM_BINARY, "kim2006_table6_datasets.csv": KIM_MULTICLASS}
 # V1 and V2 of ionosphere are 0/1 factors, marked discrete here; K&G count them as continuous,
 # which gives the same eq. 14 distance for 0/1 values.
 IONOSPHERE_FACTORS = 2
@@ -171,7 +156,7 @@ IONOSPHERE_FACTORS = 2
 
 @pytest.mark.parametrize("table", sorted(KIM_TABLES))
 def test_feature_types_match_kim(processed, table):
-    for row in _published(table):
+    for row in published(table):
         name = KIM_TABLES[table][row["dataset"]]
         types = loaded(processed, name).feature_types
         discrete = int(row["n_discrete"]) + (IONOSPHERE_FACTORS if name == "ionosphere" else 0)
@@ -380,7 +365,7 @@ def test_auto_mpg_reader_reads_the_uci_layout(tmp_path):
 
 
 def test_cho_parameters_are_the_published_table():
-    rows = _published("cho2015_table1_synthetic.csv")
+    rows = published("cho2015_table1_synthetic.csv")
     means = [[float(r["mean_x"]), float(r["mean_y"])] for r in rows]
     covs = [
         [[float(r["cov_11"]), float(r["cov_12"])], [float(r["cov_12"]), float(r["cov_22"])]]

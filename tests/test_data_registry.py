@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import copy
-import csv
 import re
 from importlib import resources
 
+import jsonschema
 import pytest
 import yaml
+from data_published import KIM_TABLES, published
 
-from gpcbench.data.generators import GENERATORS
 from gpcbench.data.checksums import read_checksums
+from gpcbench.data.generators import GENERATORS
 from gpcbench.data.preprocess import BUILDERS
 from gpcbench.data.readers import READERS
 from gpcbench.data.registry import (
@@ -19,6 +20,7 @@ from gpcbench.data.registry import (
     DATASETS,
     PAPERS,
     RAW_SETS,
+    SCHEMA_FILE,
     CatalogError,
     DebSource,
     InstalledSource,
@@ -178,6 +180,11 @@ def test_invalid_catalog_entry_is_a_one_line_error_naming_entry_and_key(path, va
     assert "\n" not in message
 
 
+def test_catalog_schema_is_a_valid_json_schema():
+    schema = yaml.safe_load(resources.files("gpcbench.data").joinpath(SCHEMA_FILE).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
 def test_shipped_catalog_parses_to_the_module_level_specs():
     catalog = parse_catalog(_catalog_with("papers", list(PAPERS)))
     assert catalog.datasets == DATASETS and catalog.raw_sets == RAW_SETS and catalog.papers == PAPERS
@@ -194,29 +201,10 @@ def test_checksums_list_every_archive_and_data_set(repo):
     assert all(SHA256.match(row["sha256"]) for row in rows.values())
 
 
-def _published(repo, name):
-    with open(repo / "config" / "published" / name, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-KIM_NAMES = {
-    "Thyroid": "thyroid",
-    "Heart disease": "heart",
-    "Ionosphere": "ionosphere",
-    "Crabs": "crabs",
-    "Pima": "pima_tr",
-    "Boston Housing": "boston",
-}
-KIM_MULTICLASS = {"New Thyroid": "thyroid3", "Auto-Mpg": "autompg", "Boston Housing": "boston3"}
-
-
-@pytest.mark.parametrize(
-    "table, names",
-    [("kim2006_table3_datasets.csv", KIM_NAMES), ("kim2006_table6_datasets.csv", KIM_MULTICLASS)],
-)
-def test_registry_sizes_match_kim_tables(repo, table, names):
-    for row in _published(repo, table):
-        spec = DATASETS[names[row["dataset"]]]
+@pytest.mark.parametrize("table", sorted(KIM_TABLES))
+def test_registry_sizes_match_kim_tables(table):
+    for row in published(table):
+        spec = DATASETS[KIM_TABLES[table][row["dataset"]]]
         assert spec.rows == int(row["n_points"]), row["dataset"]
         assert spec.columns == int(row["n_discrete"]) + int(row["n_continuous"]), row["dataset"]
         assert len(spec.class_counts) == int(row["classes"]), row["dataset"]
