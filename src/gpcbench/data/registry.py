@@ -91,11 +91,11 @@ class InstalledSource:
     same data passes and one with changed data fails.
     """
 
+    kind: ClassVar[str] = "archive"
     package: str
     members: tuple[str, ...]
     file_sha256: tuple[str, ...]
     reader: str
-    kind: ClassVar[str] = "archive"
 
     @property
     def url(self) -> str:
@@ -123,10 +123,10 @@ class UrlSource:
     ``note`` says how the canonical data differs from the offline copy, if it does.
     """
 
+    kind: ClassVar[str] = "canonical"
     files: tuple[RemoteFile, ...]
     reader: str | None
     note: str | None = None
-    kind: ClassVar[str] = "canonical"
 
     @property
     def url(self) -> str:
