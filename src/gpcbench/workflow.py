@@ -12,7 +12,15 @@ from gpcbench.provenance import module_source
 DATA_MODULES = (
     "gpcbench.data.dataset",
     "gpcbench.data.preprocess",
+    "gpcbench.data.builders_common",
+    "gpcbench.data.builders_uci",
+    "gpcbench.data.builders_binary",
     "gpcbench.data.readers",
+    "gpcbench.data.readers_common",
+    "gpcbench.data.readers_r",
+    "gpcbench.data.readers_text",
+    "gpcbench.data.readers_keel",
+    "gpcbench.data.readers_arrays",
     "gpcbench.data.generators",
 )
 

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from gpcbench.data.readers import MalformedFileError, read_raw_tables
+from gpcbench.data.readers import read_raw_tables
+from gpcbench.data.readers_common import MalformedFileError
 from gpcbench.data.registry import (
+    ArchiveSource,
     DebSource,
     InstalledSource,
     UrlSource,
@@ -153,7 +155,7 @@ def _failure_message(name: str, failures: list[str]) -> str:
 
 def describe_source(source) -> str:
     """A short label for error messages: kind, package and version, or URL."""
-    if isinstance(source, (WheelSource, DebSource)):
+    if isinstance(source, ArchiveSource):
         return f"{source.kind} {source.package}=={source.version}"
     if isinstance(source, InstalledSource):
         return f"{source.kind} installed {source.package}"
@@ -314,7 +316,7 @@ def _member_name(member: str) -> str:
     return member.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _archive_record(source: WheelSource | DebSource) -> dict:
+def _archive_record(source: ArchiveSource) -> dict:
     return {
         "source_type": type(source).__name__,
         "package": source.package,
