@@ -341,8 +341,8 @@ def test_corrupt_cached_archive_without_network_says_the_cache_failed(tmp_path):
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "test.deb").write_bytes(b"truncated")
     url = closed_port_url().replace("new-thyroid.data", "test.deb")
-    unreachable = DebSource("gpcbench-test", "1.0-1", url, "a" * 64,
-                            (DEB_MEMBER,), "uci_new_thyroid")
+    unreachable = DebSource("gpcbench-test", "1.0-1", "a" * 64, (DEB_MEMBER,), "uci_new_thyroid",
+                            url=url)
     with pytest.raises(DataSourceError, match="cached copy failed its SHA-256 check"):
         fetch(RAW, tmp_path, [unreachable], offline=True)
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["test.deb.corrupt"]
