@@ -152,11 +152,12 @@ def _check_names(config: dict) -> None:
 
 def _check_decision_regions(name: str, figure: dict) -> None:
     """A decision-regions figure refits one softmax Laplace method on one data set."""
-    from gpcbench.experiments.report import DECISION_REGION_METHODS
+    from gpcbench.experiments.registry import decision_region_methods
 
-    if len(figure["methods"]) != 1 or figure["methods"][0] not in DECISION_REGION_METHODS:
+    methods = decision_region_methods()
+    if len(figure["methods"]) != 1 or figure["methods"][0] not in methods:
         raise ConfigError(f"config key 'figures.{name}.methods': a decision_regions figure "
-                          f"takes one method of {', '.join(DECISION_REGION_METHODS)}")
+                          f"takes one method of {', '.join(methods)}")
     if len(figure.get("datasets", [])) > 1:
         raise ConfigError(f"config key 'figures.{name}.datasets': a decision_regions figure "
                           "shows one data set")
