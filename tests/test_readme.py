@@ -10,7 +10,6 @@ import shlex
 import subprocess
 
 import pytest
-import yaml
 from workflow_helpers import REPO, SNAKEMAKE
 
 README = (REPO / "README.md").read_text()
@@ -61,7 +60,9 @@ def test_snakemake_commands_plan(words):
 
 
 def test_documented_metrics_and_config_keys_are_the_schemas():
-    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    from gpcbench.config import config_schema
+
+    schema = config_schema()
     metric = schema["$defs"]["table"]["properties"]["metric"]["pattern"]
     plain = re.match(r"\^\((.*?)\|hyperparameter", metric).group(1).split("|")
     listed = README[README.index("## Adding a table or figure"):]
