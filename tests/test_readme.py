@@ -50,6 +50,7 @@ SNAKEMAKE_LINES = [words for words in _commands("snakemake")
                    if "--report" not in words and "slurm" not in " ".join(words)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("words", SNAKEMAKE_LINES, ids=" ".join)
 def test_snakemake_commands_plan(words):
     """Each documented command, as a dry run, plans without error (targets, --configfile)."""
