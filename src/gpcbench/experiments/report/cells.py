@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
-from gpcbench.experiments.aggregate import diagnostic_value
+from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se
 from gpcbench.experiments.registry import FitContext, method_spec
 
 ERROR_METRICS = ("error", "error_percent", "errors")
@@ -163,20 +163,17 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     rows = []
     for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
         values = group["value"].dropna().to_numpy(dtype=float)
-        n = values.size
-        sd = float(np.std(values, ddof=1)) if n > 1 else np.nan
+        mean, sd, se = mean_sd_se(values)
         failed = group[group["status"] != "ok"]
         if not applies[label] and failed.empty:
             continue
         rows.append({
-            "entry": entry, "method": names.get(label, label),
-            "ours": float(values.mean()) if n else np.nan,
-            "ours_spread": {"se": sd / np.sqrt(n) if n > 1 else np.nan, "sd": sd}.get(
-                table.get("spread", "se"), np.nan),
-            "ours_se": sd / np.sqrt(n) if n > 1 else np.nan,
+            "entry": entry, "method": names.get(label, label), "ours": mean,
+            "ours_spread": {"se": se, "sd": sd}.get(table.get("spread", "se"), np.nan),
+            "ours_se": se,
             "n_ok": len(group) - len(failed), "n_folds": len(group),
             "n_expected": (expected_folds or {}).get(entry, np.nan),
-            "n_undefined": len(group) - len(failed) - n,
+            "n_undefined": len(group) - len(failed) - values.size,
             "n_test": group["n_test"].astype(float).mean(),
             "failures": _failures(failed),
         })

@@ -3,7 +3,6 @@ table (``tables/<name>.md/.csv/.tex``) or one experiment's summary."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -91,12 +90,6 @@ def latex(frame: pd.DataFrame, title: str, index_name: str = "Method") -> str:
     return "\n".join(lines) + "\n"
 
 
-def csv_text(frame: pd.DataFrame) -> str:
-    buf = io.StringIO()
-    frame.to_csv(buf, index=False)
-    return buf.getvalue()
-
-
 def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], out: Path):
     """``tables/<name>.md`` (the wide table, legend and notes), ``.csv`` (the long cells) and
     ``.tex`` (the wide table)."""
@@ -104,7 +97,7 @@ def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], o
     md = [f"# {table['title']}\n", TABLE_LEGEND + "\n", markdown(wide, "Method")]
     md += [f"- {note}" for note in notes]
     atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")
-    atomic_write_text(out / "tables" / f"{name}.csv", csv_text(cells))
+    atomic_write_text(out / "tables" / f"{name}.csv", cells.to_csv(index=False))
     atomic_write_text(out / "tables" / f"{name}.tex", latex(wide, table["title"]))
 
 
@@ -126,7 +119,7 @@ def write_confusion_table(name: str, table: dict, cells: pd.DataFrame, notes: li
         blocks.append(wide.set_axis([f"{label}: {c}" for c in wide.index], axis=0))
     md += [f"- {note}" for note in notes]
     atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")
-    atomic_write_text(out / "tables" / f"{name}.csv", csv_text(cells))
+    atomic_write_text(out / "tables" / f"{name}.csv", cells.to_csv(index=False))
     stacked = pd.concat(blocks) if blocks else pd.DataFrame()
     atomic_write_text(out / "tables" / f"{name}.tex",
                       latex(stacked, table["title"], "Method: true class"))
@@ -141,7 +134,7 @@ def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path)
     frame = rows[columns].rename(columns={"label": "method"})
     sampler = [*SAMPLER_DIAGNOSTICS, "burn_in_mean", "burn_in_undefined"]
     atomic_write_text(out / "tables" / f"{experiment}_summary.csv",
-                      csv_text(rows[columns + sampler].rename(columns={"label": "method"})))
+                      rows[columns + sampler].rename(columns={"label": "method"}).to_csv(index=False))
     shown = text_frame(frame.set_index("dataset").round(4))
     md = [f"# {experiment}: errors, NLPD, Brier, timing and convergence\n",
           f"{spec['description']}. Error and s.e. over successful folds; times in seconds "
