@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from workflow_helpers import SNAKEMAKE, copy_tracked_tree, share_archive_cache
 
+pytestmark = pytest.mark.slow  # two smoke pipelines, one killed and resumed
+
 COMMAND = [*SNAKEMAKE, "--configfile", "config/smoke.yaml", "--cores", "1", "all"]
 RESULTS = ".test/smoke/results"
 VARYING = {"timings": None, "provenance": {"host", "started"}}  # differ between any two runs

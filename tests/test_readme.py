@@ -10,7 +10,6 @@ import shlex
 import subprocess
 
 import pytest
-import yaml
 from workflow_helpers import REPO, SNAKEMAKE
 
 README = (REPO / "README.md").read_text()
@@ -51,6 +50,7 @@ SNAKEMAKE_LINES = [words for words in _commands("snakemake")
                    if "--report" not in words and "slurm" not in " ".join(words)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("words", SNAKEMAKE_LINES, ids=" ".join)
 def test_snakemake_commands_plan(words):
     """Each documented command, as a dry run, plans without error (targets, --configfile)."""
@@ -61,7 +61,9 @@ def test_snakemake_commands_plan(words):
 
 
 def test_documented_metrics_and_config_keys_are_the_schemas():
-    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    from gpcbench.config import config_schema
+
+    schema = config_schema()
     metric = schema["$defs"]["table"]["properties"]["metric"]["pattern"]
     plain = re.match(r"\^\((.*?)\|hyperparameter", metric).group(1).split("|")
     listed = README[README.index("## Adding a table or figure"):]

@@ -8,7 +8,8 @@ import pytest
 import pandas as pd
 
 from gpcbench.experiments.aggregate import summarise
-from gpcbench.experiments.report import published_cells, table_cells, wide_table
+from gpcbench.experiments.report.cells import published_cells, table_cells
+from gpcbench.experiments.report.formats import wide_table
 
 TABLE = {"title": "T", "experiment": "exp", "datasets": {"d1": "Data One"}, "metric": "error",
          "spread": "se", "published": {"file": "pub.csv", "mean": "error_mean", "spread": "error_se"}}
@@ -45,7 +46,7 @@ def test_flag_marks_differences_beyond_two_combined_standard_errors(tmp_path):
 def test_published_key_matches_another_column_to_the_printed_names(tmp_path):
     """A sweep printed one row per training size: published.key = n_train puts each row under
     the column printed as that value (compared as strings); an unknown key column is named."""
-    from gpcbench.experiments.report import write_table_files
+    from gpcbench.experiments.report.build import write_table_files
 
     folds = pd.concat([_folds([0.10, 0.12]).assign(dataset="n300"),
                        _folds([0.20, 0.22]).assign(dataset="n400")])
@@ -77,7 +78,7 @@ def test_published_rate_turns_a_time_per_run_into_units_per_second_for_listed_me
 def test_sweeps_per_second_count_every_chain_of_the_method_and_its_options():
     """FBGKM's estimator runs n_chains = 2 by default, 3 when the options say so; k-NN has no
     chains (NaN). n_iter is the sweeps per chain."""
-    from gpcbench.experiments.report import metric_values
+    from gpcbench.experiments.report.cells import metric_values
 
     folds = pd.concat([_folds([0.1, 0.1], "fbgkm", "FBGKM"), _folds([0.1], "knn", "k-NN")],
                       ignore_index=True)
@@ -123,14 +124,14 @@ def test_shipped_tables_find_their_published_rows(repo):
 
 
 def test_a_substitute_shared_by_several_columns_is_noted_once_naming_them():
-    from gpcbench.experiments.report import _entry_notes
+    from gpcbench.experiments.report.cells import entry_notes
 
     config = {"experiments": {"exp": {"datasets": {
         "n300": {"data": "text"}, "iris": {"note": "own note"}, "n400": {"data": "text"}}}}}
     table = {"experiment": "exp", "datasets": {"n300": "300", "iris": "Iris", "n400": "400"},
              "notes": ["table note"]}
     meta = {"text": {"substitute": "stand-in", "differences": "smaller"}}
-    assert _entry_notes(config, table, meta) == [
+    assert entry_notes(config, table, meta) == [
         "table note", "300, 400: stand-in — smaller", "Iris: own note"]
 
 
@@ -155,7 +156,7 @@ def test_hyperparameter_metric_reads_the_indexed_value(tmp_path):
 
 
 def test_completeness_lists_experiments_with_missing_folds():
-    from gpcbench.experiments.report import _completeness
+    from gpcbench.experiments.report.cells import completeness
 
     config = {"experiments": {
         "exp": {"protocol": {"type": "kfold", "folds": 5}, "datasets": {"d1": {}},
@@ -163,13 +164,13 @@ def test_completeness_lists_experiments_with_missing_folds():
         "fixed": {"protocol": {"type": "fixed"}, "datasets": {"d1": {}}, "methods": ["m"]}}}
     folds = pd.concat([_folds([0.1] * 5), _folds([0.2] * 3, "k", "K"),
                        _folds([0.3]).assign(experiment="fixed")])
-    assert _completeness(config, folds) == [
+    assert completeness(config, folds) == [
         "- exp: 8 of 10 fold results; cells of missing folds show — or fewer folds"]
-    assert _completeness(config, pd.concat([folds, _folds([0.2] * 2, "k", "K")])) == []
+    assert completeness(config, pd.concat([folds, _folds([0.2] * 2, "k", "K")])) == []
 
 
 def test_a_shared_hyperparameter_stands_for_every_index():
-    from gpcbench.experiments.report import metric_values
+    from gpcbench.experiments.report.cells import metric_values
 
     folds = _folds([0.1, 0.2])
     folds["hyperparameters"] = [json.dumps({"inverse_lengthscale": 0.7}),
@@ -179,7 +180,7 @@ def test_a_shared_hyperparameter_stands_for_every_index():
 
 
 def test_time_metric_is_fit_plus_predict_seconds():
-    from gpcbench.experiments.report import metric_values
+    from gpcbench.experiments.report.cells import metric_values
 
     folds = _folds([0.1, 0.2])
     folds["fit_s"], folds["predict_s"] = [3.0, 10.0], [0.5, 1.25]
@@ -187,7 +188,7 @@ def test_time_metric_is_fit_plus_predict_seconds():
 
 
 def test_diagnostic_metric_reads_a_dotted_path_and_skips_methods_without_it():
-    from gpcbench.experiments.report import table_cells
+    from gpcbench.experiments.report.cells import table_cells
 
     sampler = _folds([0.1, 0.2, 0.3], "s", "S")
     sampler["diagnostics"] = [json.dumps({"n_active": {"max": m}}) for m in (90, 95, 100)]
@@ -272,7 +273,8 @@ def _files(directory):
 def test_each_report_part_alone_equals_the_whole_report(report_inputs):
     """What the Snakemake rules do (one job per table / summary / figure, each given only its
     experiment's folds and its own part of the config) writes the same files as one call."""
-    from gpcbench.experiments.report import report_targets, write_report
+    from gpcbench.experiments.report.build import write_report
+    from gpcbench.experiments.report.index import report_targets
     from gpcbench.workflow import report_config
 
     d = report_inputs
@@ -326,7 +328,7 @@ def test_report_rejects_an_unknown_part_in_one_line(report_inputs, capsys):
 
 
 def test_hmc_summary_uses_only_the_retained_states_and_mpl_its_fitted_value():
-    from gpcbench.experiments.report import log_hyperparameter_summary
+    from gpcbench.experiments.report.figure_data import log_hyperparameter_summary
 
     burn_in = [{"phase": "burn-in", "hyperparameters": {"w": [np.exp(50.0), 1.0]}}] * 3
     retained = [{"phase": "retained", "hyperparameters": {"w": [np.exp(a), np.exp(b)]}}
@@ -361,7 +363,7 @@ CONFUSION_TABLE = {"title": "C", "experiment": "exp", "datasets": {"d1": "Data O
 
 def test_confusion_table_pools_the_counts_of_successful_folds_beside_the_published_rates(tmp_path):
     from gpcbench.experiments.aggregate import fold_row
-    from gpcbench.experiments.report import confusion_cells, published_confusion
+    from gpcbench.experiments.report.cells import confusion_cells, published_confusion
 
     em = [[[5, 0], [1, 4]], [[4, 1], [0, 5]], [[5, 0], [2, 3]]]
     records = [_record("mpl", 0, [[5, 0], [0, 5]]), _record("mpl", 1, None, "timeout"),
@@ -389,7 +391,7 @@ def test_confusion_table_pools_the_counts_of_successful_folds_beside_the_publish
 def test_confusion_table_files_and_a_fold_without_confusion_named(tmp_path):
     from gpcbench.data.dataset import Dataset, save_dataset
     from gpcbench.experiments.aggregate import fold_row
-    from gpcbench.experiments.report import write_report
+    from gpcbench.experiments.report.build import write_report
 
     save_dataset(Dataset(np.zeros((4, 1)), np.array([0, 1, 0, 1]), ["x"], ["continuous"],
                          ["a", "b"]), tmp_path / "d1.npz", tmp_path / "d1.json")
@@ -424,8 +426,10 @@ def test_confusion_table_files_and_a_fold_without_confusion_named(tmp_path):
 
 
 def test_softmax_refit_at_recorded_hyperparameters_predicts_as_the_fixed_estimator():
-    from gpcbench.estimators.laplace_softmax import SoftmaxLaplaceGaussianProcessClassifier
-    from gpcbench.experiments.report import softmax_laplace_predict
+    from gpcbench.estimators.laplace_softmax import (
+        SoftmaxLaplaceGaussianProcessClassifier,
+        softmax_laplace_predict,
+    )
 
     rng = np.random.default_rng(2)
     centres = np.array([[2, 2], [-2, 2], [0, -2]])
@@ -448,7 +452,7 @@ def test_softmax_refit_at_recorded_hyperparameters_predicts_as_the_fixed_estimat
 
 def test_figures_of_a_sampler_and_of_refitted_decision_regions(tmp_path):
     from gpcbench.data.dataset import Dataset, save_dataset
-    from gpcbench.experiments.report import write_report
+    from gpcbench.experiments.report.build import write_report
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, 2], 12)
@@ -524,7 +528,7 @@ def test_summary_gives_samplers_median_rhat_ess_and_brooks_burn_in_counts():
 
 
 def _summary_markdown(folds, tmp_path):
-    from gpcbench.experiments.report import write_summary
+    from gpcbench.experiments.report.formats import write_summary
 
     write_summary("exp", {"description": "d"}, summarise(folds), tmp_path)
     return (tmp_path / "tables" / "exp_summary.md").read_text()

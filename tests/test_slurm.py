@@ -37,6 +37,8 @@ from workflow_helpers import (
     share_archive_cache,
 )
 
+pytestmark = pytest.mark.slow  # a real single-node SLURM cluster running Snakemake jobs
+
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 LOCK = Path("/tmp/gpcbench-slurm-test.lock")  # one test cluster per machine at a time

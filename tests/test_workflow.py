@@ -41,6 +41,7 @@ def copy_of_repo(tmp_path_factory):
     return work, env
 
 
+@pytest.mark.slow
 def test_the_copy_imports_its_own_sources(copy_of_repo):
     work, env = copy_of_repo
     where = subprocess.run([sys.executable, "-c", "import gpcbench; print(gpcbench.__file__)"],
@@ -48,11 +49,13 @@ def test_the_copy_imports_its_own_sources(copy_of_repo):
     assert where.startswith(str(work))
 
 
+@pytest.mark.slow
 def test_complete_run_plans_nothing(copy_of_repo):
     work, env = copy_of_repo
     assert planned_jobs(work, env) == {}
 
 
+@pytest.mark.slow
 def test_new_file_times_plan_nothing(copy_of_repo):
     work, env = copy_of_repo
     for path in work.rglob("*"):
@@ -62,6 +65,7 @@ def test_new_file_times_plan_nothing(copy_of_repo):
     assert planned_jobs(work, env) == {}
 
 
+@pytest.mark.slow
 def test_editing_one_method_reruns_only_its_folds_and_the_reports(copy_of_repo):
     work, env = copy_of_repo
     module = work / "src" / "gpcbench" / "baselines" / "lda.py"
@@ -75,6 +79,7 @@ def test_editing_one_method_reruns_only_its_folds_and_the_reports(copy_of_repo):
     assert set(planned) == {"run_fold", "collect", "table", "summary", "report"}
 
 
+@pytest.mark.slow
 def test_editing_one_table_reruns_only_it_and_the_overview(copy_of_repo, tmp_path):
     """A table's job has only its own part of the config as a param: adding another table
     (of the same experiment) plans that table and the overview, nothing else."""
@@ -88,6 +93,7 @@ def test_editing_one_table_reruns_only_it_and_the_overview(copy_of_repo, tmp_pat
     assert set(planned) == {"table", "report"}
 
 
+@pytest.mark.slow
 def test_dry_run_of_the_full_config_covers_every_data_set(repo):
     planned = planned_jobs(repo, os.environ, "--configfile", "config/config.yaml", "--forceall")
     prepared = {Path(p).stem for p in planned["preprocess"] if p.endswith(".npz")}
@@ -113,6 +119,7 @@ TWO_EXPERIMENTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, experiment, rule", [
     ("reports/tables/first_table.md", "first", "table"),
     ("reports/tables/second_table.md", "second", "table"),
@@ -151,6 +158,7 @@ def test_report_config_keeps_only_a_parts_own_config_in_order():
     assert not re.fullmatch(one_of({}), "")
 
 
+@pytest.mark.slow
 def test_warm_starts_and_svm_ep_are_pipeline_dependencies(repo, tmp_path):
     """Footnote 11 and SVM-EP as DAG edges: GPC-EP(s,*) fold k needs its fold k-1 result,
     GPC-EP(m,soft) and SVM-EP(s,soft) need GPC-EP(s,soft) of the same fold; fold 0 of the
@@ -180,6 +188,7 @@ def test_warm_starts_and_svm_ep_are_pipeline_dependencies(repo, tmp_path):
             assert needs[(method, k)] == [("gpc-ep-s-soft", k)], result.format(method, k)
 
 
+@pytest.mark.slow
 def test_entry_methods_and_options_reach_the_fold_jobs(repo, tmp_path):
     """An entry's own method list replaces the experiment's; its options override the
     top-level ones in the job's command line."""
@@ -202,6 +211,7 @@ def test_entry_methods_and_options_reach_the_fold_jobs(repo, tmp_path):
                        "cho_mixture": '{"k_grid": [1, 3, 5], "cv_folds": 3}'}
 
 
+@pytest.mark.slow
 def test_the_workflow_profile_is_used_from_the_repository_root(repo):
     """Snakemake finds workflow/profiles/default (through the symlink profiles/) when run from
     the root: keep-going and rerun-incomplete hold for a plain `snakemake ... all`."""
@@ -219,6 +229,7 @@ def test_the_workflow_profile_overrides_no_key_of_the_slurm_profile(repo):
     assert {key for key in default.keys() & slurm.keys() if default[key] != slurm[key]} == set()
 
 
+@pytest.mark.slow
 def test_local_runs_call_no_slurm_command(repo, tmp_path):
     """With SLURM's commands on PATH (as after the SLURM test), a local dry run runs none."""
     calls = tmp_path / "calls.log"
@@ -240,6 +251,7 @@ def test_run_without_a_target_prints_its_usage_and_starts_nothing(repo):
     assert bad.returncode == 2 and "unknown target 'everything'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_a_configs_workdir_holds_all_its_outputs(copy_of_repo, tmp_path):
     """A smoke or test config (workdir: .test/<name>) writes data, results, logs and reports
     there: the repository's reports/ stay as they were, and the archive cache is shared."""
@@ -256,6 +268,7 @@ def test_a_configs_workdir_holds_all_its_outputs(copy_of_repo, tmp_path):
     assert not (tiny / "data" / "archives").exists()
 
 
+@pytest.mark.slow
 def test_fold_records_carry_the_commit_the_run_started_from(copy_of_repo, tmp_path,
                                                             monkeypatch):
     """The Snakefile records the commit once: report jobs that rewrite the tracked reports/

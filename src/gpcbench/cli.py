@@ -113,7 +113,7 @@ def cmd_collect(args) -> None:
 
 
 def cmd_report(args) -> None:
-    from gpcbench.experiments.report import write_report
+    from gpcbench.experiments.report.build import write_report
 
     write_report(config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),

@@ -1,13 +1,14 @@
-"""Loading and validating the pipeline configuration (schema: workflow/schemas/)."""
+"""Loading and validating the pipeline configuration (JSON schema: the package data file
+``gpcbench/schemas/config.schema.yaml``)."""
 
 from __future__ import annotations
 
+import functools
+from importlib.resources import files
 from pathlib import Path
 
 import jsonschema
 import yaml
-
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -38,14 +39,19 @@ def _check_schema(instance, schema: dict, prefix: tuple = ()) -> None:
         raise ConfigError(f"config key '{_key_path(path)}': {error.message}")
 
 
-def validate_config(config: dict, schema_path: Path = SCHEMA_PATH,
-                    published_dir: Path | None = None) -> dict:
+@functools.cache
+def config_schema() -> dict:
+    """The JSON schema of a config file (shipped with the package)."""
+    return yaml.safe_load(files("gpcbench").joinpath("schemas", "config.schema.yaml").read_text())
+
+
+def validate_config(config: dict, published_dir: Path | None = None) -> dict:
     """Check ``config`` against the JSON schema, the registries (data sets, methods and each
     method's declared options) and, given ``published_dir``, the published-number files its
     tables name; raise ConfigError naming the first offending key."""
     if not isinstance(config, dict):
         raise ConfigError("config: not a mapping of keys (seed, offline, data, ...)")
-    _check_schema(config, yaml.safe_load(Path(schema_path).read_text()))
+    _check_schema(config, config_schema())
     _check_names(config)
     _check_options(config)
     _check_resources(config)
@@ -152,11 +158,12 @@ def _check_names(config: dict) -> None:
 
 def _check_decision_regions(name: str, figure: dict) -> None:
     """A decision-regions figure refits one softmax Laplace method on one data set."""
-    from gpcbench.experiments.report import DECISION_REGION_METHODS
+    from gpcbench.experiments.registry import decision_region_methods
 
-    if len(figure["methods"]) != 1 or figure["methods"][0] not in DECISION_REGION_METHODS:
+    methods = decision_region_methods()
+    if len(figure["methods"]) != 1 or figure["methods"][0] not in methods:
         raise ConfigError(f"config key 'figures.{name}.methods': a decision_regions figure "
-                          f"takes one method of {', '.join(DECISION_REGION_METHODS)}")
+                          f"takes one method of {', '.join(methods)}")
     if len(figure.get("datasets", [])) > 1:
         raise ConfigError(f"config key 'figures.{name}.datasets': a decision_regions figure "
                           "shows one data set")

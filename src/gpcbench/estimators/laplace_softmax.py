@@ -202,3 +202,29 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
 
     def _learn(self, X, Y, covariance):
         return laplace_em(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
+
+
+def softmax_laplace_predict(hyperparameters: list[dict], X_train, y_train, X,
+                            discrete_features=None, random_state=None) -> np.ndarray:
+    """Classes of ``X`` predicted by the softmax Laplace GP at fixed per-class hyperparameters.
+
+    What :class:`SoftmaxLaplaceGaussianProcessClassifier` does with
+    ``hyperparameter_learning="fixed"`` (the Laplace mode at the given covariances, the
+    Gaussian latent predictive, the class of largest Monte Carlo softmax probability with its
+    default 1000 draws; W&B sec. 4), composed from :mod:`gpcbench.inference.laplace_softmax`
+    because the estimators take one set of hyperparameters for all classes, while Laplace-EM
+    and MPL record one per class (``hyperparameters_``, one dict per class in class order).
+    """
+    from gpcbench.covariance import Covariance
+
+    classes, index = np.unique(y_train, return_inverse=True)
+    if len(hyperparameters) != classes.size:
+        raise ValueError(f"{len(hyperparameters)} sets of hyperparameters for "
+                         f"{classes.size} classes")
+    Y = np.eye(classes.size)[index].T
+    covariance = SoftmaxCovariance(tuple(Covariance(**h, discrete_features=discrete_features)
+                                         for h in hyperparameters), classes.size)
+    state = laplace_mode(covariance.matrices(X_train), Y)
+    mean, cov = latent_predictive(state, covariance.cross(X, X_train), covariance.diag(X), Y)
+    return classes[np.argmax(mc_class_probabilities(mean, cov, random_state=random_state),
+                             axis=1)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -50,7 +49,7 @@ def fold_row(record: dict) -> dict:
     }
 
 
-#: Zhang et al.'s samplers' convergence per cell (medians over runs of each run's
+#: ZDJ's samplers' convergence per cell (medians over runs of each run's
 #: ``diagnostics_``): column -> dotted path in the fold's diagnostics.
 SAMPLER_DIAGNOSTICS = {
     **{f"rhat_{q}": f"{q}.rhat" for q in ("u", "g", "eta", "n_gamma")},
@@ -72,11 +71,14 @@ def _sampler_convergence(ok: pd.DataFrame) -> dict:
     """Median R-hat and ESS of each traced quantity, and the Brooks burn-in: its mean over the
     runs where it is defined and the count of runs where it is not (NaN for non-samplers)."""
     texts = ok["diagnostics"] if "diagnostics" in ok else pd.Series(None, index=ok.index)
-    burn = texts.map(lambda t: diagnostic_value(t, "brooks_burn_in"))
-    sampled = texts.map(lambda t: diagnostic_value(t, "u.rhat")).notna()
+
+    def values(path: str) -> pd.Series:  # float also where no fold succeeded (empty column)
+        return texts.map(lambda t: diagnostic_value(t, path)).astype(float)
+
+    burn = values("brooks_burn_in")
+    sampled = values("u.rhat").notna()
     return {
-        **{column: texts.map(lambda t: diagnostic_value(t, path)).median()
-           for column, path in SAMPLER_DIAGNOSTICS.items()},
+        **{column: values(path).median() for column, path in SAMPLER_DIAGNOSTICS.items()},
         "burn_in_mean": burn.mean(),
         "burn_in_undefined": float((sampled & burn.isna()).sum()) if sampled.any() else np.nan,
     }
@@ -86,19 +88,26 @@ def _flagged_folds(ok: pd.DataFrame) -> dict:
     """How many successful folds recorded optimiser (convergence) warnings and how many a
     non-finite NLPD; NaN for fold tables that predate the columns."""
     warned = (ok["convergence_warnings"].map(lambda text: isinstance(text, str) and text != "[]")
+              .astype(bool)  # bool also where no fold succeeded (empty column)
               if "convergence_warnings" in ok else None)
     nonfinite = ok["nonfinite_nlpd"].isin([True, "True"]) if "nonfinite_nlpd" in ok else None
     return {"n_optimiser_warnings": np.nan if warned is None else int(warned.sum()),
             "n_nonfinite_nlpd": np.nan if nonfinite is None else int(nonfinite.sum())}
 
 
+def mean_sd_se(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean, sample s.d. and standard error of the mean of one cell's fold values (NaN where
+    there are too few: no values for the mean, fewer than two for the others)."""
+    n = values.size
+    sd = float(np.std(values, ddof=1)) if n > 1 else np.nan
+    return (float(values.mean()) if n else np.nan), sd, (sd / np.sqrt(n) if n > 1 else np.nan)
+
+
 def collect_folds(result_paths, output: str | Path) -> pd.DataFrame:
     """Read fold result JSONs and write them as one CSV (atomically)."""
     rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
     frame = pd.DataFrame(rows, columns=FOLD_COLUMNS)
-    buf = io.StringIO()
-    frame.to_csv(buf, index=False)
-    atomic_write_text(Path(output), buf.getvalue())
+    atomic_write_text(Path(output), frame.to_csv(index=False))
     return frame
 
 
@@ -109,18 +118,16 @@ def summarise(folds: pd.DataFrame) -> pd.DataFrame:
     def cell(group: pd.DataFrame) -> pd.Series:
         ok = group[group["status"] == "ok"]
         errors = ok["error"].dropna().to_numpy(dtype=float)
-        n = errors.size
-        sd = float(np.std(errors, ddof=1)) if n > 1 else np.nan
+        mean, sd, se = mean_sd_se(errors)
         failed = group[group["status"] != "ok"]
         return pd.Series({
             "label": group["label"].iloc[0],
             "n_folds": len(group), "n_ok": len(ok), "n_failed": len(failed),
             "failures": "; ".join(f"fold {r.fold}: {r.status} ({r.message})"
                                   for r in failed.itertuples()),
-            "error_mean": float(errors.mean()) if n else np.nan,
-            "error_sd": sd, "error_se": sd / np.sqrt(n) if n > 1 else np.nan,
-            "errors_mean": float((ok["error"] * ok["n_test"]).mean()) if n else np.nan,
-            "n_test_mean": float(ok["n_test"].mean()) if n else np.nan,
+            "error_mean": mean, "error_sd": sd, "error_se": se,
+            "errors_mean": float((ok["error"] * ok["n_test"]).mean()) if errors.size else np.nan,
+            "n_test_mean": float(ok["n_test"].mean()) if errors.size else np.nan,
             "nlpd_mean": pd.to_numeric(ok["nlpd"], errors="coerce").mean(),
             "brier_mean": pd.to_numeric(ok["brier"], errors="coerce").mean(),
             "fit_s_mean": ok["fit_s"].mean(), "fit_s_total": ok["fit_s"].sum(),

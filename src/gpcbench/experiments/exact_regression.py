@@ -1,4 +1,4 @@
-"""GP regression as the exact special case of EP (Rodrigues 2014, section 4, eqs. 29-39).
+"""GP regression as the exact special case of EP (Rodrigues sec. 4, eqs. 29-39).
 
 With a Gaussian likelihood h_i(f_i, y_i) = N(y_i | f_i, sigma^2) the "approximate" posterior
 of step 2 of EP is exact (eqs. 29-33): the tilted distribution N(f_i | mu_-i, sigma_-i^2)
@@ -60,7 +60,7 @@ class ExactRegression:
 
 
 def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegression:
-    """GP regression in closed form, Rasmussen & Williams (2006), algorithm 2.1.
+    """GP regression in closed form, R&W alg. 2.1 (Rasmussen & Williams 2006).
 
     Parameters
     ----------
@@ -84,7 +84,7 @@ def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegre
     K, K_star = np.asarray(K, dtype=float), np.asarray(K_star, dtype=float)
     y, k_star_diag = np.asarray(y, dtype=float), np.asarray(k_star_diag, dtype=float)
     n = y.size
-    # Alg. 2.1 line 2: L = cholesky(K + sigma^2 I), the covariance of eq. 37's N(y | 0, K + sigma^2 I)
+    # R&W alg. 2.1 line 2: L = cholesky(K + sigma^2 I), the covariance of eq. 37's N(y | 0, K + sigma^2 I)
     L = cholesky(K + noise_variance * np.eye(n), lower=True)
     # line 3: alpha = L^T \ (L \ y) = (K + sigma^2 I)^-1 y
     alpha = cho_solve((L, True), y)
@@ -94,7 +94,7 @@ def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegre
     v = solve_triangular(L, K_star, lower=True)
     variance = k_star_diag - np.sum(v**2, axis=0)
     # line 7: log p(y | X) = -1/2 y^T alpha - sum_i log L_ii - n/2 log 2 pi, which is
-    # Rodrigues' eq. 39 with log|K + sigma^2 I| = 2 sum_i log L_ii
+    # Rodrigues eq. 39 with log|K + sigma^2 I| = 2 sum_i log L_ii
     log_z = -0.5 * y @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * np.log(2.0 * np.pi)
     return ExactRegression(mean, variance, float(log_z))
 
@@ -106,7 +106,7 @@ def compare(X, y, folds, hyperparameters=None, *, discrete_features=None) -> pd.
     :class:`~gpcbench.estimators.ep.EPGaussianProcessRegressor` with fixed ``hyperparameters``
     (no learning) and evaluates :func:`exact_gp_regression` with the fitted estimator's
     ``covariance_``, so both sides share K, K* and k** but not the inference. EP is also run for
-    exactly one sweep (Rodrigues section 4: the sites are exact after it).
+    exactly one sweep (Rodrigues sec. 4: the sites are exact after it).
 
     Parameters
     ----------
@@ -118,7 +118,7 @@ def compare(X, y, folds, hyperparameters=None, *, discrete_features=None) -> pd.
         theta0, theta1, theta2, inverse_lengthscale, noise_variance (defaults:
         :data:`DEFAULT_HYPERPARAMETERS`, missing keys filled from them).
     discrete_features : array-like of bool or int, optional
-        Discrete inputs (1 - delta distance, eq. 14 of Kim & Ghahramani 2006).
+        Discrete inputs (1 - delta distance, K&G eq. 14).
 
     Returns
     -------

@@ -18,7 +18,7 @@ ONE_OR_PER_FEATURE = {"oneOf": [POSITIVE, {"type": "array", "items": POSITIVE, "
 
 CV_FOLDS = {"type": "integer", "minimum": 2}
 
-#: Kim & Ghahramani's eq. 13 covariance block (initial values) shared by the GP estimators.
+#: K&G eq. 13 covariance block (initial values) shared by the GP estimators.
 COVARIANCE = {
     "theta0": POSITIVE, "theta1": NONNEGATIVE, "theta2": NONNEGATIVE,
     "inverse_lengthscale": ONE_OR_PER_FEATURE, "ard": FLAG,

@@ -66,6 +66,10 @@ class MethodSpec:
         Option name -> JSON schema of the options the config may pass to the factory
         (``ctx.options``); any other key is a config error (see
         :mod:`gpcbench.experiments.options`).
+    decision_regions : bool
+        Whether a decision-regions figure can refit the method from its fold record (its
+        ``hyperparameters`` are the per-class covariances of the softmax Laplace GP, see
+        :func:`~gpcbench.estimators.laplace_softmax.softmax_laplace_predict`).
     """
 
     name: str
@@ -75,6 +79,7 @@ class MethodSpec:
     probabilistic: bool = True
     upstream: Callable[[int, dict], list] = lambda fold, options: []
     options: dict = field(default_factory=dict)
+    decision_regions: bool = False
 
 
 METHODS: dict[str, MethodSpec] = {}
@@ -98,6 +103,11 @@ def method_spec(name: str) -> MethodSpec:
     except KeyError:
         raise UnknownMethodError(
             f"unknown method '{name}'; known: {', '.join(sorted(METHODS))}") from None
+
+
+def decision_region_methods() -> list[str]:
+    """The registered methods a decision-regions figure can show, sorted."""
+    return sorted(name for name, spec in METHODS.items() if spec.decision_regions)
 
 
 @functools.cache

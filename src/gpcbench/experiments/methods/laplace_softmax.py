@@ -44,6 +44,7 @@ def laplace_em(ctx):
 
 register(MethodSpec(name="gpc-softmax-laplace-mpl", label="Gaussian Process (LA, MPL)",
                     factory=softmax_laplace_mpl, modules=LAPLACE_SOFTMAX_MODULES,
-                    options=SOFTMAX_MPL))
+                    options=SOFTMAX_MPL, decision_regions=True))
 register(MethodSpec(name="gpc-laplace-em", label="GP Laplace-EM", factory=laplace_em,
-                    modules=LAPLACE_SOFTMAX_MODULES, options=LAPLACE_SOFTMAX))
+                    modules=LAPLACE_SOFTMAX_MODULES, options=LAPLACE_SOFTMAX,
+                    decision_regions=True))

@@ -1,0 +1,123 @@
+"""``gpcbench report``: reads the fold results, data-set metadata, processed data sets and
+splits it is given, and writes one output group of the report (or all of them) by computing
+its cells or figure data and handing them to the writers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from gpcbench.config import entry_data
+from gpcbench.data.dataset import load_dataset
+from gpcbench.experiments.aggregate import summarise
+from gpcbench.experiments.report import figure_data, figures
+from gpcbench.experiments.report.cells import (
+    confusion_cells,
+    entry_notes,
+    expected_fold_counts,
+    named_published_cells,
+    published_confusion,
+    table_cells,
+)
+from gpcbench.experiments.report.formats import (
+    write_confusion_table,
+    write_summary,
+    write_table,
+)
+from gpcbench.experiments.report.index import parse_target, report_targets, write_overview
+
+
+def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
+                 only: str | None = None, data_paths=(), split_paths=()):
+    """Write one output group of ``report_targets`` (``only``, e.g. ``table:kim2006_table4``)
+    or, without ``only``, all of them under ``out_dir``. The Snakemake rules run one group per
+    job, passing only the folds, data-set metadata and config that group needs, and the
+    processed data sets (``data/processed/<name>.npz``) and split files
+    (``data/splits/<experiment>/<entry>.json``) of confusion tables and decision-region
+    figures."""
+
+    targets = [parse_target(config, only)] if only else [
+        parse_target(config, target) for target in report_targets(config)]
+    out = Path(out_dir)
+    folds = pd.concat([pd.read_csv(p) for p in fold_tables], ignore_index=True)
+    data_meta = {Path(p).stem: json.loads(Path(p).read_text()) for p in data_meta_paths}
+    datasets = {Path(p).stem: load_dataset(Path(p)) for p in data_paths}
+    splits = {(Path(p).parent.name, Path(p).stem): json.loads(Path(p).read_text())
+              for p in split_paths}
+    summary = summarise(folds) if any(kind == "summary" for kind, _ in targets) else None
+    for kind, name in targets:
+        if kind == "table":
+            write_table_files(name, config, folds, published_dir, data_meta, out, datasets)
+        elif kind == "summary":
+            write_summary(name, config["experiments"][name], summary, out)
+        elif kind == "figure":
+            write_config_figure(name, config, folds, data_meta, out, datasets, splits)
+        else:
+            write_overview(config, folds, published_dir, data_meta, out)
+
+
+def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_dir,
+                      data_meta: dict, out: Path, datasets: dict | None = None) -> pd.DataFrame:
+    """``tables/<name>.md/.csv/.tex`` of one config table. ``config`` needs only the table and
+    its experiment; ``data_meta`` only the table's data sets (for the notes); ``datasets``
+    (processed name -> Dataset) only for a confusion table (its class names)."""
+    table = config["tables"][name]
+    notes = entry_notes(config, table, data_meta)
+    if table["metric"] == "confusion":
+        experiment = config["experiments"][table["experiment"]]
+        class_names = {entry: required(datasets, entry_data(experiment, entry),
+                                       "--data").class_names
+                       for entry in table["datasets"]}
+        try:
+            cells = confusion_cells(table, folds,
+                                    published_confusion(table, Path(published_dir)), class_names)
+        except ValueError as exc:
+            raise ValueError(f"table '{name}': {exc}") from None
+        write_confusion_table(name, table, cells, notes, Path(out))
+        return cells
+    cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
+                        expected_fold_counts(config, table))
+    write_table(name, table, cells, notes, Path(out))
+    return cells
+
+
+def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,
+                        out: Path, datasets: dict | None = None, splits: dict | None = None):
+    """``figures/<name>.png`` of one config figure (convergence, relevance, hmc_relevance or
+    decision_regions; the last needs its data set in ``datasets`` and its split in
+    ``splits``, keyed by (experiment, entry))."""
+    spec = config["figures"][name]
+    path = Path(out) / "figures" / f"{name}.png"
+    experiment = config["experiments"][spec["experiment"]]
+    entries = figure_data.figure_datasets(spec, experiment)
+    names = {entry: figure_data.feature_names(data_meta, experiment, entry) for entry in entries}
+    if spec["type"] == "convergence":
+        figures.write_convergence_figure(spec, figure_data.convergence_traces(spec, folds), path)
+    elif spec["type"] == "relevance":
+        bars = {entry: figure_data.relevance_bars(spec, folds, entry) for entry in entries}
+        figures.write_relevance_figure(spec, bars, names, path)
+    else:
+        try:
+            if spec["type"] == "hmc_relevance":
+                summaries = {entry: figure_data.hmc_relevance(spec, folds, entry)
+                             for entry in entries}
+                figures.write_hmc_relevance_figure(spec, summaries, names, path)
+            else:
+                entry = entries[0]
+                data = required(datasets, entry_data(experiment, entry), "--data")
+                split = required(splits, (spec["experiment"], entry), "--splits")
+                regions = figure_data.decision_regions(spec, entry, folds, data, split,
+                                                       experiment.get("standardize", True))
+                figures.write_decision_regions_figure(spec, regions, path)
+        except ValueError as exc:
+            raise ValueError(f"figure '{name}': {exc}") from None
+
+
+def required(inputs: dict, key, option: str):
+    """``inputs[key]``, or a one-line error naming the missing report input."""
+    if key not in inputs:
+        name = "/".join(key) if isinstance(key, tuple) else key
+        raise ValueError(f"report needs '{name}': pass it with {option}")
+    return inputs[key]

@@ -1,0 +1,357 @@
+"""The numbers of a report table: per-fold metric values, reproduced beside published cells, the
+two-standard-error flag, pooled confusion rates, and the notes and completeness lines beside
+them.
+
+A reproduced cell is flagged when it differs from the published value by more than two
+combined standard errors: the published spread converted to a standard error (K&G: s.e. over
+10 folds; ZDJ: s.d. over 20 partitions) combined with ours, or, for tables printed without a
+spread, the binomial standard error of an error rate on the test set.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
+from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se
+from gpcbench.experiments.registry import FitContext, method_spec
+
+ERROR_METRICS = ("error", "error_percent", "errors")
+
+
+def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
+    """Per-fold value of a table's metric (successful folds; NaN elsewhere).
+
+    ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
+    ``time_s`` (wall seconds of fit + predict), ``cpu_s`` (the process's CPU seconds of fit +
+    predict; NaN for records older than the field), ``sweeps_per_s`` (a sampler's sweeps, all
+    chains, per wall second of fit), ``log_evidence`` (the method's
+    approximate log marginal likelihood), or
+    ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
+    ``hyperparameter:inverse_lengthscale[1]``), or ``diagnostic:<key>[.<key>...]`` (a value of
+    a sampler's recorded diagnostics, e.g. ``diagnostic:brooks_burn_in``).
+    """
+    if metric == "error":
+        return folds["error"].astype(float)
+    if metric == "error_percent":
+        return 100.0 * folds["error"].astype(float)
+    if metric == "errors":
+        return folds["error"].astype(float) * folds["n_test"].astype(float)
+    if metric == "time_s":
+        return folds["fit_s"].astype(float) + folds["predict_s"].astype(float)
+    if metric == "cpu_s":
+        return pd.to_numeric(folds["cpu_s"], errors="coerce")
+    if metric == "sweeps_per_s":
+        return _sweeps_per_second(folds)
+    if metric == "log_evidence":
+        return pd.to_numeric(folds["log_evidence"], errors="coerce")
+    if metric.startswith("hyperparameter:"):
+        return folds["hyperparameters"].map(lambda text: _hyperparameter(text, metric))
+    if metric.startswith("diagnostic:"):
+        return folds["diagnostics"].map(lambda text: diagnostic_value(text, metric.split(":", 1)[1]))
+    raise ValueError(f"unknown table metric '{metric}'")
+
+
+def _sweeps_per_second(folds: pd.DataFrame) -> pd.Series:
+    """n_iter (sweeps per chain) x n_chains / fit seconds; NaN for methods without chains.
+
+    The number of chains is the ``n_chains`` of the estimator the fold's method and options
+    build (the records keep the options given, not the defaults filled in).
+    """
+    @functools.cache  # one estimator per (method, options), not one per fold
+    def chains(method, options) -> float:
+        context = FitContext(options=json.loads(options), seed=0, n_jobs=1, feature_types=(),
+                             fold=0)
+        return float(method_spec(method).factory(context).get_params().get("n_chains", np.nan))
+
+    n_iter = pd.to_numeric(folds["n_iter"], errors="coerce")
+    n_chains = [chains(method, options) if pd.notna(sweeps) else np.nan
+                for method, options, sweeps in zip(folds["method"], folds["options"], n_iter)]
+    return n_iter * np.array(n_chains) / folds["fit_s"].astype(float)
+
+
+def _hyperparameter(text, metric: str) -> float:
+    expr = metric.split(":", 1)[1]
+    name, _, index = expr.partition("[")
+    value = json.loads(text).get(name) if isinstance(text, str) else None
+    if value is None:
+        return np.nan
+    if index:  # a shared (scalar) value stands for every feature
+        values = np.atleast_1d(value)
+        value = values[0] if values.size == 1 else values[int(index.rstrip("]"))]
+    return float(value)
+
+
+def published_cells(table: dict, published_dir: Path) -> pd.DataFrame:
+    """Published (dataset entry, method, mean, spread) rows of one table, in its own units.
+
+    A row belongs to the entry whose printed name (``table["datasets"]``) equals, as a string,
+    the row's value in the ``published.key`` column (default ``dataset``; e.g. ``n_train``
+    or ``k_max`` for a sweep printed one row per setting). A file without the default
+    ``dataset`` column belongs to the table's first data set; an explicit ``key`` that is not
+    a column of the file raises ValueError. With ``published.rate`` = N the file's ``mean``
+    is the time of N units of work (e.g. 10,000 sweeps) and the cell shows N / time.
+    """
+    spec = table.get("published")
+    if not spec:
+        return pd.DataFrame(columns=["entry", "method", "pub_mean", "pub_spread"])
+    key = spec.get("key", "dataset")
+    raw = pd.read_csv(Path(published_dir) / spec["file"], dtype={"method": str, key: str})
+    if "key" in spec and key not in raw.columns:
+        raise ValueError(f"published.key '{key}' is not a column of {spec['file']}")
+    for column, value in spec.get("filter", {}).items():
+        kept = value if isinstance(value, list) else [value]
+        raw = raw[raw[column].astype(str).isin([str(v) for v in kept])]
+    printed_to_entry = {printed: entry for entry, printed in table["datasets"].items()}
+    rows = []
+    for record in raw.to_dict("records"):
+        if "columns" in spec:
+            for entry, column in spec["columns"].items():
+                rows.append((entry, record["method"], record.get(column), None))
+            continue
+        if key in raw.columns:
+            entry = printed_to_entry.get(record[key])
+            if entry is None:
+                continue
+        else:
+            entry = next(iter(table["datasets"]))
+        spread = record.get(spec["spread"]) if spec.get("spread") else None
+        rows.append((entry, record["method"], record.get(spec["mean"]), spread))
+    frame = pd.DataFrame(rows, columns=["entry", "method", "pub_mean", "pub_spread"])
+    frame["pub_mean"] = pd.to_numeric(frame["pub_mean"], errors="coerce")
+    frame["pub_spread"] = pd.to_numeric(frame["pub_spread"], errors="coerce")
+    if "rate" in spec:
+        frame["pub_mean"] = spec["rate"] / frame["pub_mean"]
+    return frame
+
+
+def named_published_cells(name: str, table: dict, published_dir) -> pd.DataFrame:
+    """:func:`published_cells` of the config table ``name``, its errors naming the table."""
+    try:
+        return published_cells(table, Path(published_dir))
+    except ValueError as exc:
+        raise ValueError(f"table '{name}': {exc}") from None
+
+
+def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
+    """The folds a table shows: its experiment, its data sets, its ``methods`` if given."""
+    mine = folds[(folds["experiment"] == table["experiment"])
+                 & folds["dataset"].isin(table["datasets"])]
+    return mine[mine["method"].isin(table["methods"])] if "methods" in table else mine
+
+
+def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
+                expected_folds: dict | None = None) -> pd.DataFrame:
+    """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
+    successful folds), the published value and the flag. ``expected_folds`` (entry -> the
+    protocol's fold count) fills ``n_expected``, so a cell built from a partial run says so."""
+    names = table.get("method_names", {})
+    mine = _table_folds(table, folds).copy()
+    mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
+    # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
+    # unless it records diagnostics; a successful fold of a method that has the metric but no
+    # value for it is counted as undefined (a chain that never settled)
+    recorded = mine["value"].notna()
+    if table["metric"].startswith("diagnostic:"):
+        recorded |= mine["diagnostics"].map(lambda text: isinstance(text, str) and text != "null")
+    applies = recorded.groupby(mine["label"]).any()
+    rows = []
+    for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
+        values = group["value"].dropna().to_numpy(dtype=float)
+        mean, sd, se = mean_sd_se(values)
+        failed = group[group["status"] != "ok"]
+        if not applies[label] and failed.empty:
+            continue
+        rows.append({
+            "entry": entry, "method": names.get(label, label), "ours": mean,
+            "ours_spread": {"se": se, "sd": sd}.get(table.get("spread", "se"), np.nan),
+            "ours_se": se,
+            "n_ok": len(group) - len(failed), "n_folds": len(group),
+            "n_expected": (expected_folds or {}).get(entry, np.nan),
+            "n_undefined": len(group) - len(failed) - values.size,
+            "n_test": group["n_test"].astype(float).mean(),
+            "failures": _failures(failed),
+        })
+    cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
+                                        "n_ok", "n_folds", "n_expected", "n_undefined",
+                                        "n_test", "failures"])
+    # rows: the paper's methods in its order, then ours that it does not print, in config order
+    order = list(dict.fromkeys([*published["method"], *cells["method"]]))
+    cells = cells.merge(published, on=["entry", "method"], how="outer")
+    cells["row"] = cells["method"].map({method: i for i, method in enumerate(order)})
+    return _flagged(table, cells)
+
+
+def expected_fold_counts(config: dict, table: dict) -> dict:
+    """Entry -> the fold count its protocol gives, for every data set of a config table."""
+    spec = config["experiments"][table["experiment"]]
+    return {entry: n_folds(entry_protocol(spec, entry)) for entry in table["datasets"]}
+
+
+def _failures(failed: pd.DataFrame) -> str:
+    return "; ".join(f"fold {r.fold}: {r.status}" for r in failed.itertuples())
+
+
+def _flagged(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` with the flag of :func:`_differs` and the printed data set name in front."""
+    cells["flag"] = [_differs(table, r) for r in cells.itertuples()]
+    cells.insert(0, "dataset", cells["entry"].map(table["datasets"]))
+    return cells
+
+
+def _differs(table: dict, cell) -> bool:
+    """|ours - published| > 2 combined standard errors (False when either is missing).
+
+    The published spread is turned into a standard error (``published.n`` values behind an
+    s.d.: ZDJ's 20 partitions, K&G's 10 repetitions); for error metrics printed without a
+    spread, each side gets the binomial standard error of an error rate on the test set.
+    """
+    if pd.isna(cell.ours) or pd.isna(cell.pub_mean):
+        return False
+    metric, spread_kind = table["metric"], table.get("spread", "se")
+    if spread_kind == "none" or pd.isna(cell.ours_se):
+        if metric not in ERROR_METRICS or pd.isna(cell.n_test) or cell.n_test == 0:
+            return False
+        scale = {"error": 1.0, "error_percent": 100.0, "errors": cell.n_test}[metric]
+        p = np.clip(cell.ours / scale, 1e-3, 1 - 1e-3)
+        combined = np.sqrt(2 * p * (1 - p) / cell.n_test) * scale
+    else:
+        pub_se = cell.pub_spread
+        if spread_kind == "sd" and not pd.isna(pub_se):
+            pub_se = pub_se / np.sqrt(table.get("published", {}).get("n", 20))
+        combined = np.sqrt(cell.ours_se ** 2 + (0.0 if pd.isna(pub_se) else pub_se ** 2))
+    return bool(abs(cell.ours - cell.pub_mean) > 2 * combined)
+
+
+def published_confusion(table: dict, published_dir: Path) -> pd.DataFrame:
+    """Published rates of a confusion table: (entry, method, true_class, predicted_class,
+    pub_mean). The file has columns ``true_class``, ``predicted_class`` and the ``mean``
+    column; its rates belong to ``published.method`` on the table's first data set."""
+    columns = ["entry", "method", "true_class", "predicted_class", "pub_mean"]
+    spec = table.get("published")
+    if not spec:
+        return pd.DataFrame(columns=columns)
+    raw = pd.read_csv(Path(published_dir) / spec["file"])
+    return pd.DataFrame({"entry": next(iter(table["datasets"])), "method": spec["method"],
+                         "true_class": raw["true_class"].astype(str),
+                         "predicted_class": raw["predicted_class"].astype(str),
+                         "pub_mean": pd.to_numeric(raw[spec["mean"]], errors="coerce")},
+                        columns=columns)
+
+
+def confusion_rates(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-normalised confusion of P folds' J x J count matrices, shape (P, J, J): the counts
+    summed over folds, each true-class row divided by its total (NaN for a row without test
+    points), and the standard error over folds of the per-fold row rates (NaN unless P > 1)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = matrices.sum(axis=0)
+        rates = pooled / pooled.sum(axis=1, keepdims=True)
+        per_fold = matrices / matrices.sum(axis=2, keepdims=True)
+    n = matrices.shape[0]
+    se = (np.std(per_fold, axis=0, ddof=1) / np.sqrt(n) if n > 1
+          else np.full(rates.shape, np.nan))
+    return rates, se
+
+
+def confusion_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
+                    class_names: dict[str, list[str]]) -> pd.DataFrame:
+    """Long confusion table: one row per (data set, method, true class, predicted class) with
+    our rate and its s.e. over the successful folds (:func:`confusion_rates`), the published
+    rate and the flag.
+
+    ``class_names`` maps each of the table's entries to its data set's class names in class
+    index order (the order of the recorded matrices' rows and columns).
+    """
+    names = table.get("method_names", {})
+    mine = _table_folds(table, folds)
+    order = {m: i for i, m in enumerate(table.get("methods", dict.fromkeys(mine["method"])))}
+    mine = mine.sort_values("method", key=lambda m: m.map(order), kind="stable")
+    rows = []
+    for (entry, method), group in mine.groupby(["dataset", "method"], sort=False):
+        ok = group[group["status"] == "ok"]
+        recorded = ok.get("confusion", pd.Series(None, index=ok.index, dtype=object))
+        if not recorded.map(lambda text: isinstance(text, str) and text != "null").all():
+            raise ValueError(f"fold results of {method} on {entry} have no confusion matrix "
+                             "(run before it was recorded): rerun them")
+        classes = class_names[entry]
+        matrices = np.array([json.loads(text) for text in recorded],
+                            dtype=float).reshape(len(ok), len(classes), len(classes))
+        rates, se = confusion_rates(matrices)
+        failed = group[group["status"] != "ok"]
+        for t, true_class in enumerate(classes):
+            for p, predicted in enumerate(classes):
+                rows.append({
+                    "entry": entry, "method": method, "label": names.get(
+                        group["label"].iloc[0], group["label"].iloc[0]),
+                    "true_class": true_class, "predicted_class": predicted,
+                    "ours": rates[t, p], "ours_spread": se[t, p], "ours_se": se[t, p],
+                    "n_ok": len(ok), "n_folds": len(group),
+                    "n_test": float(matrices[:, t].sum()),
+                    "failures": _failures(failed),
+                })
+    cells = pd.DataFrame(rows, columns=["entry", "method", "label", "true_class",
+                                        "predicted_class", "ours", "ours_spread", "ours_se",
+                                        "n_ok", "n_folds", "n_test", "failures"])
+    unknown = set(published["true_class"]) | set(published["predicted_class"])
+    unknown -= {c for entry in published["entry"].unique() for c in class_names[entry]}
+    if unknown:
+        raise ValueError(f"published classes {sorted(unknown)} are not classes of the data set")
+    cells = cells.merge(published.assign(pub_spread=np.nan),
+                        on=["entry", "method", "true_class", "predicted_class"], how="left")
+    return _flagged(table, cells)
+
+
+def error_fractions(name: str, table: dict, cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells of an error-metric table with ours and the published value as error rates."""
+    denom = (cells.groupby("entry")["n_test"].transform("max") if table["metric"] == "errors"
+             else {"error": 1.0, "error_percent": 100.0}[table["metric"]])
+    return cells.assign(table=name, ours_fraction=cells["ours"] / denom,
+                        pub_fraction=cells["pub_mean"] / denom)
+
+
+def entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
+    """The table's ``notes``, then per column its data set's substitute note (once per data
+    set, at its first column, naming every column that uses it) and the entry's ``note``."""
+    notes = list(table.get("notes", []))
+    experiment = config["experiments"][table["experiment"]]
+    data = {entry: entry_data(experiment, entry) for entry in table["datasets"]}
+    for entry, printed in table["datasets"].items():
+        spec = experiment["datasets"][entry]
+        meta = data_meta.get(data[entry], {})
+        sharing = [e for e in data if data[e] == data[entry]]
+        if meta.get("substitute") and sharing[0] == entry:
+            columns = ", ".join(table["datasets"][e] for e in sharing)
+            notes.append(f"{columns}: {meta['substitute']} — "
+                         f"{meta.get('differences', '')}".rstrip(" —"))
+        if spec.get("note"):
+            notes.append(f"{printed}: {spec['note']}")
+    return notes
+
+
+def completeness(config: dict, folds: pd.DataFrame) -> list[str]:
+    """One line per experiment whose fold results are not all in (a partial run's report)."""
+    found = folds.groupby("experiment").size()
+    lines = []
+    for name, spec in config["experiments"].items():
+        expected = sum(len(entry_methods(spec, entry)) * n_folds(entry_protocol(spec, entry))
+                       for entry in spec["datasets"])
+        if found.get(name, 0) < expected:
+            lines.append(f"- {name}: {found.get(name, 0)} of {expected} fold results; "
+                         "cells of missing folds show — or fewer folds")
+    return lines
+
+
+def data_sources(meta: dict) -> str:
+    """'package version' (or URL) of every raw set a processed data set was built from."""
+    if meta.get("kind") == "generator":
+        return f"generator (seed {meta.get('seed')})"
+    parts = []
+    for raw in meta.get("raw_sets", {}).values():
+        origin = f"{raw['package']} {raw.get('version', '')}" if raw.get("package") else raw.get("url", "")
+        parts.append(f"{origin.strip()} ({raw.get('source', '')})")
+    return "; ".join(parts)

@@ -1,0 +1,154 @@
+"""What the config figures show, read from the fold results: convergence traces, per-feature
+hyperparameters (point estimates and sampler posteriors) and a refitted classifier's decision
+regions. :mod:`gpcbench.experiments.report.figures` draws them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpcbench.config import entry_data
+from gpcbench.estimators.laplace_softmax import softmax_laplace_predict
+from gpcbench.experiments.run_fold import standardize
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One fold's trace of a value: its label, x (sweeps, or EM iterations) and values."""
+
+    label: str
+    x: object
+    values: list
+    sweeps: bool
+
+
+def figure_datasets(spec: dict, experiment: dict) -> list[str]:
+    """The entries a figure shows: its ``datasets``, else every entry of its experiment."""
+    return spec.get("datasets") or list(experiment["datasets"])
+
+
+def feature_names(data_meta: dict, experiment: dict, entry: str) -> list[str]:
+    """The feature names of the entry's data set (empty when its metadata has none)."""
+    return data_meta.get(entry_data(experiment, entry), {}).get("feature_names") or []
+
+
+def convergence_traces(spec: dict, folds: pd.DataFrame) -> dict[str, list[Trace]]:
+    """Data set -> the trace value (default log Z) of one fold of each of the figure's
+    methods, per EM iteration, or per sampler sweep where the trace records its ``sweep``
+    numbers; the data sets are the figure's, else those of its folds."""
+    mine = folds[(folds["experiment"] == spec["experiment"]) & folds["method"].isin(spec["methods"])
+                 & (folds["fold"] == spec.get("fold", 0))]
+    datasets = spec.get("datasets") or list(dict.fromkeys(mine["dataset"]))
+    key = spec.get("value", "log_evidence")
+    traces = {}
+    for dataset in datasets:
+        traces[dataset] = []
+        for row in mine[mine["dataset"] == dataset].itertuples():
+            trace = json.loads(row.trace) if isinstance(row.trace, str) else []
+            steps = [step for step in trace if step.get(key) is not None]
+            sweeps = all("sweep" in step for step in steps) and bool(steps)
+            x = [step["sweep"] for step in steps] if sweeps else range(len(steps))
+            traces[dataset].append(Trace(row.label, x, [step[key] for step in steps], sweeps))
+    return traces
+
+
+def relevance_bars(spec: dict, folds: pd.DataFrame, dataset: str):
+    """Mean and s.d. over the successful folds of a per-feature fitted hyperparameter
+    (default the inverse lengthscale) of the figure's methods on one data set, or None
+    without such folds."""
+    key = spec.get("value", "inverse_lengthscale")
+    rows = folds[(folds["experiment"] == spec["experiment"]) & (folds["dataset"] == dataset)
+                 & folds["method"].isin(spec["methods"]) & (folds["status"] == "ok")]
+    values = np.array([np.atleast_1d(json.loads(h).get(key, np.nan))
+                       for h in rows["hyperparameters"]], dtype=float)
+    return (values.mean(0), values.std(0)) if values.size else None
+
+
+def log_hyperparameter_summary(trace: list[dict], hyperparameters: dict, key: str):
+    """Log of a fitted per-feature hyperparameter of one fold: (mean, s.d.) over the retained
+    sampler states, or (fitted value, None) for a point estimate.
+
+    A sampler marks each trace entry with its ``phase``; the entries of phase ``retained``
+    (W&B's HMC: after the discarded first third) are the posterior sample, and the mean and
+    s.d. of their log values are the posterior marginal mean and standard deviation. A
+    trace without phases belongs to a point estimate (MPL), whose fitted value is returned.
+    """
+    if any("phase" in step for step in trace):
+        retained = [step["hyperparameters"][key] for step in trace
+                    if step.get("phase") == "retained"]
+        if not retained:
+            raise ValueError(f"the sampler's trace has no retained states of '{key}'")
+        samples = np.log(np.array([np.atleast_1d(v) for v in retained], dtype=float))
+        return samples.mean(axis=0), samples.std(axis=0)
+    if not isinstance(hyperparameters, dict):
+        raise ValueError("per-class hyperparameters have no single per-feature value")
+    return np.log(np.atleast_1d(np.asarray(hyperparameters[key], dtype=float))), None
+
+
+def hmc_relevance(spec: dict, folds: pd.DataFrame, dataset: str) -> list:
+    """Per method of the figure, (label, log mean, log s.d. or None) of a per-feature
+    hyperparameter on one fold of one data set (:func:`log_hyperparameter_summary`), or None
+    where the method has no successful result of that fold."""
+    key, fold = spec.get("value", "inverse_lengthscale"), spec.get("fold", 0)
+    summaries = []
+    for method in spec["methods"]:
+        rows = folds[(folds["experiment"] == spec["experiment"])
+                     & (folds["dataset"] == dataset) & (folds["method"] == method)
+                     & (folds["fold"] == fold) & (folds["status"] == "ok")]
+        if rows.empty:
+            summaries.append(None)
+            continue
+        row = rows.iloc[0]
+        mean, sd = log_hyperparameter_summary(json.loads(row["trace"]),
+                                              json.loads(row["hyperparameters"]), key)
+        summaries.append((row["label"], mean, sd))
+    return summaries
+
+
+@dataclass(frozen=True)
+class DecisionRegions:
+    """A refitted classifier's class over a grid (``g0`` x ``g1``) of a two-feature data set,
+    the fold's training rows and its misclassified test rows, and the fold record ``row``."""
+
+    data: object
+    train: np.ndarray
+    test: np.ndarray
+    wrong: np.ndarray
+    g0: np.ndarray
+    g1: np.ndarray
+    on_grid: np.ndarray
+    row: pd.Series
+
+
+def decision_regions(spec: dict, entry: str, folds: pd.DataFrame, data, split: dict,
+                     standardize_inputs: bool, grid_size: int = 150) -> DecisionRegions:
+    """CKP fig. 1(c): the class a softmax Laplace method predicts over a grid of the entry's
+    two-feature data set (``data``, a :class:`~gpcbench.data.dataset.Dataset`), refitted on
+    one fold's training rows (``split``, the split file's content) at the hyperparameters the
+    fold recorded, without learning (:func:`softmax_laplace_predict`)."""
+    (method,), fold = spec["methods"], spec.get("fold", 0)
+    if data.X.shape[1] != 2:
+        raise ValueError(f"decision regions need 2 input features; {entry} has {data.X.shape[1]}")
+    rows = folds[(folds["experiment"] == spec["experiment"]) & (folds["dataset"] == entry)
+                 & (folds["method"] == method) & (folds["fold"] == fold)
+                 & (folds["status"] == "ok")]
+    if rows.empty:
+        raise ValueError(f"no successful result of {method} on {entry} fold {fold}")
+    row = rows.iloc[0]
+    train, test = (np.asarray(split["folds"][fold][part]) for part in ("train", "test"))
+    lo, hi = data.X.min(axis=0), data.X.max(axis=0)
+    lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+    g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], grid_size), np.linspace(lo[1], hi[1], grid_size))
+    grid = np.column_stack([g0.ravel(), g1.ravel()])
+    X_train, X_new = data.X[train], np.vstack([data.X[test], grid])
+    if standardize_inputs:
+        X_train, X_new = standardize(X_train, X_new)
+    predicted = softmax_laplace_predict(
+        json.loads(row["hyperparameters"]), X_train, data.y[train], X_new,
+        [kind == "discrete" for kind in data.feature_types], int(row["seed"]))
+    on_test, on_grid = predicted[:test.size], predicted[test.size:]
+    return DecisionRegions(data, train, test, test[on_test != data.y[test]], g0, g1,
+                           on_grid.reshape(g0.shape), row)

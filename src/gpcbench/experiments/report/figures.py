@@ -1,0 +1,147 @@
+"""Every report figure (PNG, written atomically, without a time stamp): the config figures
+(convergence, relevance, hmc_relevance, decision_regions) from what
+:mod:`gpcbench.experiments.report.figure_data` reads, and reproduced vs published error
+rates."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpcbench.experiments.report.figure_data import DecisionRegions, Trace
+from gpcbench.io import atomic_write_bytes
+
+
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(fig, path: Path):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight", metadata={"Software": None})
+    pyplot().close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def write_convergence_figure(spec: dict, traces: dict[str, list[Trace]], path: Path):
+    """One panel per data set: each method's trace value per EM iteration or sampler sweep
+    (:func:`~gpcbench.experiments.report.figure_data.convergence_traces`)."""
+    plt = pyplot()
+    n_panels = max(1, len(traces))
+    fig, axes = plt.subplots(1, n_panels, figsize=(3.2 * n_panels, 2.8), squeeze=False,
+                             layout="constrained")
+    for ax, (dataset, lines) in zip(axes[0], traces.items()):
+        sweeps = False
+        for trace in lines:
+            sweeps = trace.sweeps
+            ax.plot(trace.x, trace.values, marker="" if sweeps else ".", lw=0.8,
+                    label=trace.label)
+        ax.set_title(dataset, fontsize=9)
+        ax.set_xlabel("sweep" if sweeps else "EM iteration")
+    axes[0][0].set_ylabel(spec.get("value", "log_evidence"))
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle(spec["title"], fontsize=10)
+    save(fig, path)
+
+
+def write_relevance_figure(spec: dict, bars: dict, names: dict, path: Path):
+    """Bars of a per-feature fitted hyperparameter (mean and s.d. over folds, or None) per data
+    set, the features named by ``names`` (data set -> feature names)."""
+    plt = pyplot()
+    key = spec.get("value", "inverse_lengthscale")
+    fig, axes = plt.subplots(1, len(bars), figsize=(4 * len(bars), 3), squeeze=False,
+                             layout="constrained")
+    for ax, (dataset, bar) in zip(axes[0], bars.items()):
+        if bar is not None:
+            mean, sd = bar
+            ax.bar(range(mean.size), mean, yerr=sd, color="tab:blue")
+            ax.set_xticks(range(mean.size), names[dataset][:mean.size] or None,
+                          rotation=60, fontsize=7)
+        ax.set_title(dataset, fontsize=9)
+        ax.set_ylabel(key)
+    fig.suptitle(spec["title"], fontsize=10)
+    save(fig, path)
+
+
+def write_hmc_relevance_figure(spec: dict, summaries: dict, names: dict, path: Path):
+    """W&B fig. 2: per feature, the log of a per-feature hyperparameter (default the ARD
+    weight w_l = inverse lengthscale) of one fold: posterior mean ± one s.d. of a sampler
+    (circles) beside point estimates (squares), one panel per data set (``summaries``: data
+    set -> :func:`~gpcbench.experiments.report.figure_data.hmc_relevance`)."""
+    plt = pyplot()
+    key, fold = spec.get("value", "inverse_lengthscale"), spec.get("fold", 0)
+    fig, axes = plt.subplots(1, len(summaries), figsize=(6.5 * len(summaries), 4),
+                             squeeze=False, layout="constrained")
+    offsets = np.linspace(-0.15, 0.15, len(spec["methods"]))
+    for ax, (dataset, methods) in zip(axes[0], summaries.items()):
+        for offset, summary in zip(offsets, methods):
+            if summary is None:
+                continue
+            label, mean, sd = summary
+            x = np.arange(1, mean.size + 1) + offset
+            if sd is None:
+                ax.plot(x, mean, "s", mfc="none", label=f"{label} (fitted)")
+            else:
+                ax.errorbar(x, mean, yerr=sd, fmt="o", capsize=3,
+                            label=f"{label} (posterior mean ± 1 s.d.)")
+            ticks = np.arange(1, mean.size + 1)
+            ax.set_xticks(ticks, [f"{i}. {n}" for i, n in zip(ticks, names[dataset])]
+                          if names[dataset] else ticks, rotation=45, fontsize=7)
+        ax.set_xlabel(f"input variable ({dataset}, fold {fold})", fontsize=8)
+        ax.set_ylabel(f"log {key}")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    fig.suptitle(textwrap.fill(spec["title"], 100), fontsize=10)
+    save(fig, path)
+
+
+def write_decision_regions_figure(spec: dict, regions: DecisionRegions, path: Path):
+    """CKP fig. 1(c): the refitted classes over the grid, the training points and the
+    misclassified test points; the title gives the refit's test error beside the fold
+    record's (they agree up to the Laplace mode's tolerance)."""
+    plt = pyplot()
+    data, train, test, wrong = regions.data, regions.train, regions.test, regions.wrong
+    n_classes = len(data.class_names)
+    colours = plt.get_cmap("tab10")(np.arange(n_classes))
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.contourf(regions.g0, regions.g1, regions.on_grid, levels=np.arange(n_classes + 1) - 0.5,
+                colors=colours, alpha=0.25)
+    for k, name in enumerate(data.class_names):
+        members = train[data.y[train] == k]
+        ax.scatter(*data.X[members].T, s=14, color=colours[k], edgecolor="k", linewidth=0.4,
+                   label=f"{name} (training)")
+    ax.scatter(*data.X[wrong].T, marker="x", s=22, color="k",
+               label=f"misclassified test points ({wrong.size} of {test.size})")
+    ax.set_xlabel(data.feature_names[0])
+    ax.set_ylabel(data.feature_names[1])
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(f"{spec['title']}\n{regions.row['label']}, fold {spec.get('fold', 0)}: "
+                 f"test error {wrong.size / test.size:.3f} "
+                 f"(fold record {float(regions.row['error']):.3f})", fontsize=9)
+    save(fig, path)
+
+
+def write_published_vs_reproduced(all_cells: pd.DataFrame, out: Path):
+    """``figures/published_vs_reproduced.png``: every error-metric cell with both values, as
+    error rates (:func:`~gpcbench.experiments.report.cells.error_fractions`)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 5))
+    both = all_cells.dropna(subset=["ours", "pub_mean"])
+    for name, group in both.groupby("table"):
+        ax.scatter(group["pub_fraction"], group["ours_fraction"], label=name, s=18)
+    ax.plot([0, 0.5], [0, 0.5], color="grey", lw=0.8)
+    ax.set_xlabel("published error rate")
+    ax.set_ylabel("reproduced error rate")
+    ax.set_title("Reproduced vs published error rates")
+    if len(both):
+        ax.legend(fontsize=6)
+    save(fig, out / "figures" / "published_vs_reproduced.png")

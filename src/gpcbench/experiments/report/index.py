@@ -1,0 +1,100 @@
+"""The report's output groups (one Snakemake job each) and its overview: the published vs
+reproduced figure and ``reports/index.md`` (links, completeness, failed folds, provenance)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from gpcbench.experiments.report.cells import (
+    ERROR_METRICS,
+    completeness,
+    data_sources,
+    error_fractions,
+    named_published_cells,
+    table_cells,
+)
+from gpcbench.experiments.report.figures import write_published_vs_reproduced
+from gpcbench.io import atomic_write_text
+
+REPORT_KINDS = ("table", "summary", "figure", "overview")
+
+
+def report_targets(config: dict) -> list[str]:
+    """Every output group of the report: ``table:NAME`` per config table, ``summary:NAME`` per
+    experiment, ``figure:NAME`` per config figure, and ``overview`` (the published-vs-reproduced
+    figure and ``index.md``)."""
+    return [*(f"table:{name}" for name in config["tables"]),
+            *(f"summary:{name}" for name in config["experiments"]),
+            *(f"figure:{name}" for name in config.get("figures", {})), "overview"]
+
+
+def parse_target(config: dict, target: str) -> tuple[str, str]:
+    """(kind, name) of one output group of :func:`report_targets`; ValueError naming it when
+    the config has no such table, experiment or figure."""
+    kind, _, name = target.partition(":")
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"unknown report output '{target}' (expected table:NAME, "
+                         "summary:EXPERIMENT, figure:NAME or overview)")
+    if kind == "overview":
+        if name:
+            raise ValueError(f"report output 'overview' takes no name (got '{target}')")
+        return kind, name
+    section = {"table": "tables", "summary": "experiments", "figure": "figures"}[kind]
+    if name not in config.get(section, {}):
+        raise ValueError(f"unknown {kind} '{name}' (not in the config's {section})")
+    return kind, name
+
+
+def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: dict, out: Path):
+    """``figures/published_vs_reproduced.png`` (every error-metric table's cells) and
+    ``index.md`` (links, completeness, failed folds, provenance): needs the whole config and
+    every experiment's folds."""
+    out = Path(out)
+    all_cells = [
+        error_fractions(name, table,
+                        table_cells(table, folds, named_published_cells(name, table,
+                                                                        published_dir)))
+        for name, table in config["tables"].items() if table["metric"] in ERROR_METRICS
+    ]
+    write_published_vs_reproduced(
+        pd.concat(all_cells, ignore_index=True) if all_cells else
+        pd.DataFrame(columns=["table", "ours", "pub_mean", "ours_fraction", "pub_fraction"]), out)
+    write_index(config, folds, data_meta, out)
+
+
+def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path):
+    """``index.md``: links to every table, summary and figure, the experiments whose folds are
+    not all in, the failed fold jobs, and the provenance of results and data sets."""
+    commits = sorted(set(folds["git_commit"].dropna()))
+    packages = json.loads(folds["packages"].dropna().iloc[0]) if folds["packages"].notna().any() else {}
+    lines = ["# gpcbench reports\n",
+             f"Generated {datetime.now(timezone.utc).date().isoformat()} from "
+             f"{len(folds)} fold results ({(folds['status'] == 'ok').sum()} ok).\n",
+             "## Tables (reproduced beside published)\n"]
+    lines += [f"- [{t['title']}](tables/{n}.md) ([csv](tables/{n}.csv), [tex](tables/{n}.tex))"
+              for n, t in config["tables"].items()]
+    lines += ["\n## Per-experiment summaries (errors, NLPD, Brier, timing, convergence)\n"]
+    lines += [f"- [{n}](tables/{n}_summary.md): {e['description']}"
+              for n, e in config["experiments"].items()]
+    lines += ["\n## Figures\n", "![reproduced vs published](figures/published_vs_reproduced.png)\n"]
+    lines += [f"![{f['title']}](figures/{n}.png)\n" for n, f in config.get("figures", {}).items()]
+    lines += ["## Completeness\n"]
+    lines += completeness(config, folds) or ["- every fold result of the config is in"]
+    lines += ["\n## Failed fold jobs\n"]
+    failed = folds[folds["status"] != "ok"]
+    lines += [f"- {r.experiment} / {r.dataset} / {r.label} fold {r.fold}: {r.status} — {r.message}"
+              for r in failed.itertuples()] or ["- none"]
+    lines += ["\n## Provenance\n", f"- git commit(s) of the results: {', '.join(commits)}",
+              "- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(packages.items())),
+              f"- seed: {config['seed']}; offline: {config['offline']}",
+              "\n| data set | kind | source (package version, or URL) | rows × cols | content SHA-256 | substitute |",
+              "|---|---|---|---|---|---|"]
+    for name, meta in sorted(data_meta.items()):
+        lines.append(f"| {name} | {meta.get('kind', '')} | {data_sources(meta)} "
+                     f"| {meta.get('rows')} × {meta.get('columns')} | {str(meta.get('sha256', ''))[:12]} "
+                     f"| {meta.get('substitute') or ''} |")
+    atomic_write_text(out / "index.md", "\n".join(lines) + "\n")
