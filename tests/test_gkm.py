@@ -305,3 +305,15 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
     assert [step["sweep"] for step in clf.convergence_trace_] == list(range(20, 601, 20))
     assert [step["n_gamma"] for step in clf.convergence_trace_] == \
         clf.n_active_trace_[0, 19::20].tolist()
+
+
+def test_kernel_keeps_its_precision_for_shifted_inputs():
+    """The one ZDJ kernel sums squared differences: inputs shifted by 1e8 keep their kernel
+    (|a|^2 + |b|^2 - 2 a'b would cancel to O(1) errors), in rbf and in the sampler's K~."""
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    theta = np.array([1.5])
+    K = rbf(X, X, theta)
+    np.testing.assert_allclose(rbf(X + 1e8, X + 1e8, theta), K, atol=1e-6)
+    Kt = np.zeros((6, 7))
+    kernel_block(X + 1e8, np.arange(6), 6, weights(theta, 3), Kt)
+    np.testing.assert_allclose(Kt[:, 1:], K, atol=1e-6)
