@@ -28,8 +28,9 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import ndtr
 from threadpoolctl import threadpool_limits
 
-from gpcbench.estimators.gkm import _QUADRATURE, rbf
-from gpcbench.mcmc.gkm import add_class_probabilities
+from gpcbench.mcmc.gkm_multiclass import add_class_probabilities
+from gpcbench.mcmc.gkm_predict import QUADRATURE
+from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import FBGKMClassifier, SGPCClassifier
 
 N_TRAIN, P, K_MAX = 400, 20, 400
@@ -94,7 +95,7 @@ def old_draw_probability(clf, t, cols, K_test, train):
         return ndtr(F / scale)
     out = np.zeros(F.shape)
     add_class_probabilities(np.ascontiguousarray(F), np.broadcast_to(scale, F.shape[:1]).copy(),
-                            _QUADRATURE, out)
+                            QUADRATURE, out)
     return out
 
 

@@ -4,7 +4,11 @@ formulas and the generic section 3.2 sampler (:func:`gpcbench.mcmc.gkm.run_chain
 import numpy as np
 import pytest
 
+from numba import njit
+
 from gpcbench.mcmc import bgkm, gkm
+from gpcbench.mcmc.holmes_held import conditional
+from gpcbench.mcmc.kernel import kernel_block, weights
 from test_gkm import JITTER, _dense_parts, _problem, _state
 
 N = 10
@@ -14,8 +18,18 @@ THETA = np.array([1.5])  # the width of test_gkm's dense helpers
 def _basis(X):
     n = len(X)
     Kt = np.zeros((n, n + 1))
-    gkm.kernel_block(X, np.arange(n), n, gkm._weights(THETA, X.shape[1]), Kt)
+    kernel_block(X, np.arange(n), n, weights(THETA, X.shape[1]), Kt)
     return Kt, bgkm.eigenbasis(Kt, JITTER)
+
+
+@njit
+def _conditionals(state, S):
+    """(mean, variance) of every s_i | s_-i by the shared Holmes-Held conditional."""
+    out, mu = np.empty((S.shape[1], 2)), np.zeros(1)
+    for i in range(S.shape[1]):
+        sd = conditional(state, i, S, mu)
+        out[i, 0], out[i, 1] = mu[0], sd * sd
+    return out
 
 
 @pytest.mark.parametrize("eta, g", [(1.3, 0.6), (0.05, 1e-4), (20.0, 1e4)])
@@ -26,8 +40,8 @@ def test_conditional_of_s_matches_dense_and_whitened_formulas(eta, g):
     D, r, d = np.zeros(N), np.zeros(N), np.zeros(N)
     rho = bgkm.precision_terms(V, kappa, lam, b, eta, g, D, r, d)
     a = bgkm.rotate(V, s)
-    fast = np.array([bgkm.conditional(V[i], D, a, r[i], r @ s, rho, d[i], s[i])
-                     for i in range(N)])
+    state = bgkm.EigenState(V, D, r, d, rho, a, np.array([r @ s]))
+    fast = _conditionals(state, s[None].copy())
     Qinv = np.linalg.inv(_dense_parts(X, s, list(range(N)), eta, g)[2])
     dense = np.column_stack([s - Qinv @ s / np.diag(Qinv), 1.0 / np.diag(Qinv)])
     np.testing.assert_allclose(fast, dense, rtol=1e-10, atol=1e-10)

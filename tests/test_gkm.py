@@ -9,8 +9,8 @@ from numba import njit
 from scipy import special, stats
 from sklearn.utils.estimator_checks import check_estimator
 
-from gpcbench.estimators.gkm import rbf
-from gpcbench.mcmc import gkm
+from gpcbench.mcmc import active_set, cholesky, gkm, holmes_held, moves
+from gpcbench.mcmc.kernel import kernel_block, rbf, weights
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 
@@ -62,13 +62,13 @@ def _state(X, s, active, eta, g):
     n, k = len(X), len(active)
     act = np.asarray(active, dtype=np.int64)
     Kt = np.zeros((n, k + 1))
-    gkm.kernel_block(X, act, k, gkm._weights(np.array([1.5]), X.shape[1]), Kt)
+    kernel_block(X, act, k, weights(np.array([1.5]), X.shape[1]), Kt)
     G, Kgg = np.zeros((k + 1, k + 1)), np.zeros((k, k))
-    gkm.gram(Kt, k, act, JITTER, G, Kgg)
+    active_set.gram(Kt, k, act, JITTER, G, Kgg)
     U, L, LK = np.zeros((k + 1, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((k, k))
     Z = np.zeros((1, k + 1))
-    ld_K = gkm.factor_kgg(Kgg, k, LK)
-    ld_U = gkm.factor_upsilon(G, Kgg, k, eta, g, (Kt.T @ s)[None], U, L, Z)
+    ld_K = active_set.factor_kgg(Kgg, k, LK)
+    ld_U = active_set.factor_upsilon(G, Kgg, k, eta, g, (Kt.T @ s)[None], U, L, Z)
     return Kt, L, Z[0], ld_K, ld_U
 
 
@@ -87,7 +87,7 @@ def test_eq11_inverse_and_determinant_match_dense():
     np.testing.assert_allclose(log_det_q, np.linalg.slogdet(Q)[1], rtol=1e-10)
     dense = stats.multivariate_normal(np.zeros(9), Q).logpdf(s) + 4.5 * np.log(2 * np.pi)
     np.testing.assert_allclose(
-        gkm.log_marginal_cols(len(active), eta, g, ld_K, ld_U, s @ s, z[None], 1.0), dense,
+        active_set.log_marginal_cols(len(active), eta, g, ld_K, ld_U, s @ s, z[None], 1.0), dense,
         rtol=1e-10)
 
 
@@ -100,7 +100,7 @@ def test_chol_append_equals_refactorisation():
     A = _spd(8, 0)
     L = np.zeros((8, 8))
     L[:7, :7] = np.linalg.cholesky(A[:7, :7])
-    assert gkm.chol_append(L, 7, A[7, :7].copy(), A[7, 7])
+    assert cholesky.chol_append(L, 7, A[7, :7].copy(), A[7, 7])
     np.testing.assert_allclose(np.tril(L), np.linalg.cholesky(A), atol=1e-12)
 
 
@@ -108,7 +108,7 @@ def test_chol_append_equals_refactorisation():
 def test_chol_delete_equals_refactorisation(q):
     A = _spd(8, 1)
     L = np.linalg.cholesky(A)
-    gkm.chol_delete(L, 8, q)
+    cholesky.chol_delete(L, 8, q)
     keep = np.delete(np.arange(8), q)
     np.testing.assert_allclose(np.tril(L[:7, :7]), np.linalg.cholesky(A[np.ix_(keep, keep)]),
                                atol=1e-12)
@@ -119,8 +119,8 @@ def test_append_then_delete_restores_factor():
     L = np.zeros((7, 7))
     L[:6, :6] = np.linalg.cholesky(A)
     v = np.random.default_rng(3).normal(size=7)
-    assert gkm.chol_append(L, 6, v, 50.0)
-    gkm.chol_delete(L, 7, 6)
+    assert cholesky.chol_append(L, 6, v, 50.0)
+    cholesky.chol_delete(L, 7, 6)
     np.testing.assert_allclose(np.tril(L[:6, :6]), np.linalg.cholesky(A), atol=1e-12)
 
 
@@ -206,8 +206,8 @@ def test_holmes_held_leaves_joint_of_s_and_beta_invariant():
 def test_eta_and_g_draws_follow_their_gamma_conditionals():
     _seed(7)
     u, quad, k = 0.8, 3.2, 6
-    eta = [gkm.draw_eta(u, A_ETA, B_ETA) for _ in range(4000)]
-    g = [gkm.draw_g(quad, k, A_G, B_G) for _ in range(4000)]
+    eta = [moves.draw_eta(u, A_ETA, B_ETA) for _ in range(4000)]
+    g = [moves.draw_g(quad, k, A_G, B_G) for _ in range(4000)]
     eta_law = stats.gamma((A_ETA + 1) / 2, scale=2 / (B_ETA + u**2))
     g_law = stats.gamma((A_G + k) / 2, scale=2 / (B_G + quad))
     assert stats.kstest(eta, eta_law.cdf).pvalue > 1e-3
@@ -218,7 +218,7 @@ def test_eta_and_g_draws_follow_their_gamma_conditionals():
 def test_truncated_normal_draws():
     _seed(8)
     for mean, positive in [(-3.0, True), (0.4, True), (2.5, False), (-0.2, False)]:
-        draws = [gkm.truncated_normal(mean, 1.3, positive) for _ in range(3000)]
+        draws = [holmes_held.truncated_normal(mean, 1.3, positive) for _ in range(3000)]
         a, b = ((-mean / 1.3, np.inf) if positive else (-np.inf, -mean / 1.3))
         assert stats.kstest(draws, stats.truncnorm(a, b, loc=mean, scale=1.3).cdf).pvalue > 1e-3
 
@@ -305,3 +305,15 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
     assert [step["sweep"] for step in clf.convergence_trace_] == list(range(20, 601, 20))
     assert [step["n_gamma"] for step in clf.convergence_trace_] == \
         clf.n_active_trace_[0, 19::20].tolist()
+
+
+def test_kernel_keeps_its_precision_for_shifted_inputs():
+    """The one ZDJ kernel sums squared differences: inputs shifted by 1e8 keep their kernel
+    (|a|^2 + |b|^2 - 2 a'b would cancel to O(1) errors), in rbf and in the sampler's K~."""
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    theta = np.array([1.5])
+    K = rbf(X, X, theta)
+    np.testing.assert_allclose(rbf(X + 1e8, X + 1e8, theta), K, atol=1e-6)
+    Kt = np.zeros((6, 7))
+    kernel_block(X + 1e8, np.arange(6), 6, weights(theta, 3), Kt)
+    np.testing.assert_allclose(Kt[:, 1:], K, atol=1e-6)

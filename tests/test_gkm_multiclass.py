@@ -15,8 +15,9 @@ from scipy import integrate, special, stats
 from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import check_classifiers_classes, check_classifiers_train
 
-from gpcbench.estimators.gkm import rbf
-from gpcbench.mcmc import gkm
+from gpcbench.mcmc import gkm, gkm_multiclass
+from gpcbench.mcmc.holmes_held import cone_row
+from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 
 A_ETA, B_ETA, A_G, B_G, JITTER, WIDTH = 1.0, 0.1, 4.0, 0.1, 1e-6, 1.5
@@ -42,7 +43,7 @@ def _centred_start(y, J, rng):
 
 def _run_multi(X, y, S, active, k_max, flags, n_sweeps, thin, eta=1.5, g=0.7, seed=1,
                probe=(0,)):
-    """``gkm.run_chain_multi`` with fixed width 1.5: (outputs, counts, final S)."""
+    """``gkm_multiclass.run_chain_multi`` with fixed width 1.5: (outputs, counts, final S)."""
     J = S.shape[0]
     act = np.zeros(k_max, dtype=np.int64)
     act[: len(active)] = active
@@ -53,9 +54,9 @@ def _run_multi(X, y, S, active, k_max, flags, n_sweeps, thin, eta=1.5, g=0.7, se
            np.zeros((n_kept, J, k_max + 1)), np.zeros((n_kept, J, k_max + 1)),
            np.zeros((n_kept, 1)), np.zeros((n_kept, 2)), np.zeros((n_kept, probe.size)))
     counts = np.zeros((4, 2), dtype=np.int64)
-    S = gkm.run_chain_multi(X, y, S.copy(), act, len(active), np.array([WIDTH]),
+    S = gkm_multiclass.run_chain_multi(X, y, S.copy(), act, len(active), np.array([WIDTH]),
                             np.array([[0.1], [10.0]]), params, k_max, np.array(flags),
-                            np.array([n_sweeps, 0, thin]), probe, gkm.gauss_hermite(), seed,
+                            np.array([n_sweeps, 0, thin]), probe, gkm_multiclass.gauss_hermite(), seed,
                             out, counts)
     return out, counts, S
 
@@ -165,7 +166,7 @@ def _iterate_cone_row(mu, sd, c, n, seed):
     x = np.zeros(mu.shape[0])
     draws = np.empty((n, mu.shape[0]))
     for t in range(n):
-        gkm.cone_row(mu, sd, c, row, x)
+        cone_row(mu, sd, c, row, x)
         draws[t] = row
     return draws
 
@@ -277,10 +278,10 @@ def test_gamma_moves_visit_subsets_with_exact_multiclass_posterior_frequencies()
 
 
 def test_argmax_probability_matches_adaptive_quadrature():
-    quad = gkm.gauss_hermite()
+    quad = gkm_multiclass.gauss_hermite()
     rng = np.random.default_rng(9)
     for f in [rng.normal(size=3), rng.normal(size=5) * 3, np.array([4.0, -3.0, 0.0, 1.0])]:
-        p = np.array([gkm.argmax_probability(f, c, 1.3, quad[0], quad[1])
+        p = np.array([gkm_multiclass.argmax_probability(f, c, 1.3, quad[0], quad[1])
                       for c in range(f.size)])
         exact = [integrate.quad(lambda z: stats.norm.pdf(z) * np.prod(
             stats.norm.cdf(z + (f[c] - np.delete(f, c)) / 1.3)), -np.inf, np.inf,

@@ -16,11 +16,11 @@ import pytest
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import ndtr
 
-from gpcbench.estimators.gkm import rbf
-from gpcbench.mcmc import gkm
+from gpcbench.mcmc.gkm_multiclass import argmax_probability, gauss_hermite
+from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import FBGKMClassifier, SGPCClassifier
 
-QUADRATURE = gkm.gauss_hermite(48)
+QUADRATURE = gauss_hermite(48)
 
 
 def _problem(J, n=40, n_test=15, seed=0, duplicates=0):
@@ -62,7 +62,7 @@ def _with_auxiliaries(clf, rng):
 
 def _class_probability(F, scale):
     """Section 6.2: p(y* = c) = P(argmax_l (F_l + scale e_l) = c), point by point."""
-    return np.array([[gkm.argmax_probability(F[i], c, scale[i], *QUADRATURE)
+    return np.array([[argmax_probability(F[i], c, scale[i], *QUADRATURE)
                       for c in range(F.shape[1])] for i in range(F.shape[0])])
 
 

@@ -1,34 +1,16 @@
-"""FBGKM, BGKM and SGPC (Zhang, Dai & Jordan 2011) as scikit-learn classifiers. Import them
+"""FBGKM, BGKM and SGPC (ZDJ: Zhang, Dai & Jordan 2011) as scikit-learn classifiers. Import them
 from :mod:`gpcbench.models`.
 
-The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (section 3.2, appendix A; binary BGKM at a
+The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, Appendix A; binary BGKM at a
 fixed kernel width runs its O(n^2)-per-sweep equivalent :func:`gpcbench.mcmc.bgkm.run_bgkm`,
-one eigendecomposition of K_gammagamma per chain); this module sets
-the paper's defaults (section 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha =
-b_alpha = 1, 10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean
-distance between training points), runs independent chains and averages the predictions over
-the kept sweeps (Bayesian model averaging, section 3.3):
-
-* FBGKM / BGKM: p(y* = 1) ~ 1/T sum_t Phi(u_t + k_gamma(x*)' beta_gamma,t);
-* SGPC (section 4.2): s* ~ N(m_t, v_t) given (s, gamma, u) with
-  m_t = u + k*' P^-1 K_gamma'(s - u 1), v_t = 1 + k*' P^-1 k*, P = g K_gammagamma + K_gamma'K_gamma
-  (the paper's expressions after Woodbury); p(y* = 1) averages P(s* > 0) = Phi(m_t / sqrt(v_t)),
-  the probability of the paper's draw of s* being positive (its Rao-Blackwellised value).
-
-More than two classes run the section 6.2 sampler (:func:`gpcbench.mcmc.gkm.run_chain_multi`):
-centred class scores f = B~H' k~(x*) per kept draw, and p(y* = j) averages the probit argmax
-probability P(f_j + e_j > f_l + e_l, l != j) = E_z[prod_{l != j} Phi(z + f_j - f_l)], computed
-by 48-node Gauss-Hermite quadrature (:func:`gpcbench.mcmc.gkm.argmax_probability`); SGPC uses
-its predictive N(m_t, v_t H) of the centred s*, f = m_t / sqrt(v_t) class by class.
-
-Prediction batches the draws of each kernel width: FBGKM / BGKM scatter the draws' beta_gamma
-into one dense (union of their active points, draws) matrix, one product with the test
-kernels per chunk of draws. SGPC splits the draws, in chain order, into windows whose active
-sets lie in a common base (their union): one generalized eigendecomposition of the base's
-(K'K, K_gammagamma) gives P^-1 for every g, and a correction of rank the number of base
-points a draw lacks gives its own active set (``_window_sum``), so the n_test n_gamma^2 cost
-of a triangular solve per draw is paid once per window. Same probabilities as one Cholesky of
-P per draw, up to rounding.
+one eigendecomposition of K_gammagamma per chain; more than two classes run the ZDJ sec. 6.2
+sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets the paper's
+defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1,
+10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean distance between
+training points), runs independent chains, records their convergence diagnostics and averages
+the predictions over the kept sweeps (Bayesian model averaging, ZDJ sec. 3.3; FBGKM / BGKM by
+Phi(u + k*' beta), SGPC by its sparse GP predictive of s*, ZDJ sec. 4.2:
+:mod:`gpcbench.mcmc.gkm_predict`).
 """
 
 from __future__ import annotations
@@ -36,8 +18,6 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.linalg import cholesky, eigh, solve_triangular
-from scipy.special import ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -46,45 +26,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from gpcbench.mcmc.bgkm import run_bgkm
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
-from gpcbench.mcmc.gkm import (MOVES, add_class_probabilities, gauss_hermite, run_chain,
-                                run_chain_multi)
+from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.gkm_multiclass import run_chain_multi
+from gpcbench.mcmc.gkm_predict import QUADRATURE, KeptDraws, model_average
+from gpcbench.mcmc.kernel import mean_distance
+from gpcbench.mcmc.moves import MOVES
 
 TRACE_EVERY = 20  # sweeps between the recorded n_gamma values of convergence_trace_
 TRACED = ("u", "g", "eta", "n_gamma")
-_QUADRATURE = gauss_hermite(48)  # nodes, weights of the multiclass argmax probability
-_BLOCK_BYTES = 100e6  # bound on the (n_test, draws) score blocks held at once in prediction
-
-
-def mean_distance(X, chunk: int = 512) -> float:
-    """Mean Euclidean distance over the pairs of rows of X (section 5.1's kernel width)."""
-    n = X.shape[0]
-    if n < 2:
-        return 1.0
-    sq = np.einsum("ij,ij->i", X, X)
-    total = 0.0
-    for start in range(0, n, chunk):
-        block = sq[start:start + chunk, None] + sq[None, :] - 2 * X[start:start + chunk] @ X.T
-        total += np.sqrt(np.maximum(block, 0.0)).sum()
-    return float(total / (n * (n - 1))) or 1.0
-
-
-def _window_cost(n_test, n_scores, base, n_draws, n_active):
-    """Estimated flops per draw and bytes of an SGPC prediction window of ``n_draws`` draws
-    with ``n_active`` active points in all, on a base of ``base`` points: the base's
-    eigendecomposition (~20 base^3) and whitened test kernels (2 n_test base^2) are shared,
-    each draw adds 2 n_test base columns for its dropped points, scores and variance; the
-    (n_test, columns) blocks take 8 n_test columns bytes."""
-    columns = n_draws * base - n_active + n_draws * (n_scores + 1)
-    flops = base**2 * (2 * n_test + 20 * base) + 2 * n_test * base * columns
-    return flops / n_draws, 8 * n_test * columns
-
-
-def rbf(A, B, theta) -> np.ndarray:
-    """K(a, b) = exp(-sum_l (a_l - b_l)^2 / theta_l^2) (sections 3.1, 5.3)."""
-    A, B = A / theta, B / theta
-    sq = (np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :]
-          - 2 * A @ B.T)
-    return np.exp(-np.maximum(sq, 0.0))
 
 
 class _GKMClassifier(ClassifierMixin, BaseEstimator):
@@ -131,13 +80,13 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("kernel_width must be 'mean_distance', 'learn' or a positive number")
 
     def fit(self, X, y):
-        """Run ``n_chains`` chains of the section 3.2 sampler on (X, y).
+        """Run ``n_chains`` chains of the ZDJ sec. 3.2 sampler on (X, y).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), at least two classes (more than two: the
-            section 6.2 multiclass sampler)
+            ZDJ sec. 6.2 multiclass sampler)
 
         Returns
         -------
@@ -197,7 +146,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         return out, counts
 
     def _chain_multi(self, X, y, width, k_max, probe, seed):
-        """One chain of the section 6.2 sampler; coefficients returned as (kept, k_max+1, J)."""
+        """One chain of the ZDJ sec. 6.2 sampler; coefficients returned as (kept, k_max+1, J)."""
         n, J = X.shape[0], self.classes_.size
         rng, theta, bounds, k, act, params, flags, schedule = self._start(X, width, k_max, seed)
         x = np.zeros((J, n))  # S' = H x: each point's class column largest, rows centred
@@ -210,7 +159,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
                np.zeros((n_kept, probe.size)))
         counts = np.zeros((4, 2), dtype=np.int64)
         run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedule, probe,
-                        _QUADRATURE, int(rng.integers(2**31 - 1)), out, counts)
+                        QUADRATURE, int(rng.integers(2**31 - 1)), out, counts)
         out = out[:2] + (out[2].transpose(0, 2, 1), out[3].transpose(0, 2, 1)) + out[4:]
         return out, counts
 
@@ -284,148 +233,6 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         return {"rhat": split_rhat(kept) if enough else float("nan"), "ess": ess,
                 "brooks_burn_in": float(np.max(brooks)), "brooks_thin": step}
 
-    def _positive_probability(self, X):
-        """Binary: p(y* = classes_[1]); multiclass: (n, J) class probabilities, averaged over
-        the kept draws (section 3.3), one kernel width (the draws sharing theta) at a time."""
-        groups = np.unique(self.theta_, axis=0, return_inverse=True)[1].ravel()
-        total = np.zeros(X.shape[:1] + self.coef_.shape[2:])
-        for group in np.unique(groups):
-            draws = np.flatnonzero(groups == group)
-            theta = self.theta_[draws[0]]
-            union = np.unique(self.active_[draws][self.active_[draws] >= 0])
-            K_test = rbf(self.X_train_[union], X, theta).T  # Fortran order: columns contiguous
-            total += (self._sgpc_sum(draws, union, K_test, theta) if self._gp
-                      else self._gkm_sum(draws, union, K_test))
-        return total / self.active_.shape[0]
-
-    def _gkm_sum(self, draws, union, K_test):
-        """FBGKM / BGKM: the sum over the draws of Phi(u + k*' beta) (multiclass: the argmax
-        probabilities of f = u + B' k*). Each chunk of draws is one product K_test @ B, B the
-        draws' coefficients scattered into the kernel width's union of active points."""
-        n_chunks = int(np.ceil(draws.size * K_test.shape[0] * self._n_scores() * 8 / _BLOCK_BYTES))
-        total = 0.0
-        for chunk in np.array_split(draws, n_chunks):
-            F = np.tensordot(K_test, self._scatter(chunk, union), axes=1)
-            total = total + self._probability_sum(F + self.coef_[chunk, 0], 1.0)
-        return total
-
-    def _n_scores(self):
-        """Scores per draw and test point: 1 (binary) or J."""
-        return self.coef_.shape[2] if self.coef_.ndim == 3 else 1
-
-    def _scatter(self, chunk, union):
-        """(union, draws) (multiclass: (union, draws, J)) coefficients beta_gamma of the
-        chunk's draws, zero where a draw's point is inactive."""
-        act = self.active_[chunk]
-        draw, slot = np.nonzero(act >= 0)
-        B = np.zeros((union.size, chunk.size) + self.coef_.shape[2:])
-        B[np.searchsorted(union, act[draw, slot]), draw] = self.coef_[chunk[draw], slot + 1]
-        return B
-
-    def _probability_sum(self, F, scale):
-        """Sum over draws of the probit probabilities of scores F (n, draws) (multiclass:
-        (n, draws, J), section 6.2's argmax probabilities) with noise scale (n, draws) or 1."""
-        if F.ndim == 2:
-            return ndtr(F / scale).sum(axis=1)
-        out = np.zeros((F.shape[0], F.shape[2]))
-        scale = np.broadcast_to(scale, F.shape[:2])
-        for i in range(F.shape[1]):
-            add_class_probabilities(np.ascontiguousarray(F[:, i]),
-                                    np.ascontiguousarray(scale[:, i]), _QUADRATURE, out)
-        return out
-
-    def _train_blocks(self, union, theta):
-        """SGPC: K(X_train, X_union)'s rows at the union, its Gram matrix and column sums,
-        shared by the draws of one kernel width."""
-        K = rbf(self.X_train_, self.X_train_[union], theta)
-        return K[union], K.T @ K, K.sum(axis=0)
-
-    def _sgpc_sum(self, draws, union, K_test, theta):
-        """SGPC (section 4.2): the sum over the draws of Phi(m / sqrt(v)) (multiclass: the
-        argmax probabilities of m_j / sqrt(v)), window by window (:meth:`_windows`)."""
-        train = self._train_blocks(union, theta)
-        columns = [np.searchsorted(union, act[act >= 0]) for act in self.active_[draws]]
-        total = 0.0
-        for window, base in self._windows(columns, union.size, K_test.shape[0]):
-            total = total + self._window_sum(draws[window], columns[window], base, K_test,
-                                             train)
-        return total
-
-    def _windows(self, columns, size, n_test):
-        """Split the draws (chain order; ``columns``: their active points in the union) into
-        windows of consecutive draws, each with a base: the union of their active sets. A
-        window grows while :func:`_window_cost`'s flops per draw do not rise and its blocks
-        stay within _BLOCK_BYTES. Returns (slice of draws, base) pairs."""
-        windows, start, n_scores = [], 0, self._n_scores()
-        while start < len(columns):
-            inside = np.zeros(size, dtype=bool)
-            inside[columns[start]] = True
-            end, n_active = start + 1, columns[start].size
-            cost = _window_cost(n_test, n_scores, inside.sum(), 1, n_active)[0]
-            while end < len(columns):
-                new = columns[end][~inside[columns[end]]]
-                grown, nbytes = _window_cost(n_test, n_scores, inside.sum() + new.size,
-                                             end + 1 - start, n_active + columns[end].size)
-                if grown > cost or nbytes > _BLOCK_BYTES:
-                    break
-                inside[new] = True
-                end, n_active, cost = end + 1, n_active + columns[end].size, grown
-            windows.append((slice(start, end), np.flatnonzero(inside)))
-            start = end
-        return windows
-
-    def _window_sum(self, draws, columns, base, K_test, train):
-        """Section 4.2's predictive summed over one window's draws.
-
-        The base's generalized eigendecomposition Phi' K_bb Phi = I, Phi' G_bb Phi = diag(lam)
-        (K_bb: K_gammagamma of the base points, jittered; G = K'K; scipy's eigh reduces it by
-        the Cholesky K_bb = R R' to eigh(R^-1 G_bb R^-T) with triangular solves) gives
-        g K_bb + G_bb = Phi^-T (g I + diag(lam)) Phi^-1 for every g, and each draw's P^-1 =
-        Phi (diag(delta) - F F') Phi' (:meth:`_draw_operator`). With the test kernels in these
-        coordinates, w* = Phi' k*_base (the rows of W): m = u + w*' a and
-        v = 1 + sum_j delta_j w*_j^2 - |F' w*|^2, three products of W by the window's a, delta
-        and F.
-        """
-        K_union, gram, sums = train
-        block = np.ix_(base, base)
-        lam, Phi = eigh(gram[block], K_union[block] + self.jitter * np.eye(base.size))
-        W = K_test[:, base] @ Phi
-        delta, weights, F = zip(*[self._draw_operator(t, cols, base, lam, Phi, sums)
-                                  for t, cols in zip(draws, columns)])
-        M = np.tensordot(W, np.stack(weights, axis=1), axes=1)
-        Z = W @ np.hstack(F)
-        owner = np.eye(draws.size)[np.repeat(np.arange(draws.size), [f.shape[1] for f in F])]
-        V = 1.0 + (W * W) @ np.column_stack(delta) - (Z * Z) @ owner
-        return self._probability_sum(M + self.coef_[draws, 0], np.sqrt(V))
-
-    def _draw_operator(self, t, cols, base, lam, Phi, sums):
-        """Draw t's P^-1 (section 4.2) in the base coordinates of :meth:`_window_sum`.
-
-        P is the block of P_b = g K_bb + G_bb at the draw's active points, and P_b^-1 = Phi
-        diag(delta) Phi' with delta = 1 / (g + lam). The inverse of a block from the inverse of
-        the whole, with C = Phi's rows at the base points the draw drops: P^-1 (zero-padded) =
-        Phi (diag(delta) - F F') Phi', F = diag(delta) C' L^-T, L L' = C diag(delta) C'.
-
-        Returns
-        -------
-        delta : ndarray of shape (base,)
-        weights : ndarray of shape (base,) or (base, J)
-            a = (diag(delta) - F F') Phi' h, h = K_gamma'(s - u 1) at the active points.
-        F : ndarray of shape (base, dropped)
-        """
-        pos = np.searchsorted(base, cols)
-        dropped = np.ones(base.size, dtype=bool)
-        dropped[pos] = False
-        delta = 1.0 / (self.hyper_[t, 0] + lam)
-        E = delta[:, None] * Phi[dropped].T
-        L = cholesky(Phi[dropped] @ E, lower=True)
-        F = solve_triangular(L, E.T, lower=True).T
-        u = self.coef_[t, 0]
-        h = np.zeros(base.shape + np.shape(u))
-        h[pos] = self.aux_[t, 1:cols.size + 1] - np.multiply.outer(sums[cols], u)
-        proj = Phi.T @ h
-        return delta, (proj.T * delta).T - F @ (F.T @ proj), F
-
     def predict_proba(self, X):
         """Model-averaged class probabilities over the kept sweeps of all chains.
 
@@ -439,22 +246,15 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        p = np.clip(self._positive_probability(X), 0.0, 1.0)
+        kept = KeptDraws(self.X_train_, self.active_, self.coef_, self.aux_, self.theta_,
+                         self.hyper_, self.jitter)
+        p = np.clip(model_average(X, kept, self._gp), 0.0, 1.0)
         if p.ndim == 2:  # multiclass: quadrature error aside, the rows already sum to one
             return p / p.sum(axis=1, keepdims=True)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        """Class with the larger model-averaged probability.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
+        """Class with the larger model-averaged probability (X as in :meth:`predict_proba`)."""
         proba = self.predict_proba(X)
         if proba.shape[1] > 2:
             return self.classes_[np.argmax(proba, axis=1)]
@@ -466,7 +266,7 @@ _PARAMETERS = """
     Parameters
     ----------
     n_sweeps : int, default=10000
-        MCMC sweeps per chain (section 5.1).
+        MCMC sweeps per chain (ZDJ sec. 5.1).
     burn_in : int, default=5000
         Sweeps discarded before the kept ones.
     thin : int, default=5
@@ -475,23 +275,23 @@ _PARAMETERS = """
         Largest number of active vectors (Table 1); capped at n.{k_max_note}
     kernel_width : 'mean_distance', 'learn' or float, default='mean_distance'
         theta of K(x, x') = exp(-|x - x'|^2 / theta^2): the mean Euclidean distance between
-        training points (section 5.1), a fixed number, or learned by random-walk
-        Metropolis-Hastings from the mean distance (section 3.2, the '+KL' rows of 5.3).
+        training points (ZDJ sec. 5.1), a fixed number, or learned by random-walk
+        Metropolis-Hastings from the mean distance (ZDJ sec. 3.2, the '+KL' rows of sec. 5.3).
     ard : bool, default=False
-        One width per feature (section 5.3) instead of one shared width.
+        One width per feature (ZDJ sec. 5.3) instead of one shared width.
     n_chains : int, default=2
         Independent chains; their kept draws are pooled.
     random_state : int, RandomState instance or None, default=None
     a_eta, b_eta, a_g, b_g : float, default=1, 0.1, 4, 0.1
-        eta ~ Ga(a_eta/2, b_eta/2), g ~ Ga(a_g/2, b_g/2) (shape, rate; section 5.1's values).
+        eta ~ Ga(a_eta/2, b_eta/2), g ~ Ga(a_g/2, b_g/2) (shape, rate; ZDJ sec. 5.1's values).
     a_alpha, b_alpha : float, default=1, 1
-        Beta prior on the inclusion probability (eq. 10).
+        Beta prior on the inclusion probability (ZDJ eq. 10).
     theta_step : float, default=0.2
         Variance of the Gaussian random-walk proposal for theta.
     theta_bounds : (float, float), default=(0.01, 10)
         Uniform prior on each theta_l, as multiples of the mean distance.
     jitter : float, default=1e-6
-        Added to the diagonal of K_gammagamma (its Moore-Penrose case of section 2.2).
+        Added to the diagonal of K_gammagamma (its Moore-Penrose case of ZDJ sec. 2.2).
     n_probe : int, default=20
         Training points whose Phi(u + k' beta) per kept sweep (multiclass: the probability of
         the point's own class) enters ``diagnostics_``.
@@ -499,7 +299,7 @@ _PARAMETERS = """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Two classes: the section 3 model; more: the section 6.2 multiclass model (J centred
+        Two classes: the ZDJ sec. 3 model; more: the ZDJ sec. 6.2 multiclass model (J centred
         auxiliary columns, one active set gamma shared by the classes).
     kernel_width_ : float
         The width theta starts from (the fixed width unless ``kernel_width='learn'``).
@@ -534,20 +334,20 @@ _PARAMETERS = """
 
 
 class FBGKMClassifier(_GKMClassifier):
-    __doc__ = ("Fully Bayesian generalized kernel model (Zhang, Dai & Jordan 2011, section 3): "
+    __doc__ = ("Fully Bayesian generalized kernel model (ZDJ: Zhang, Dai & Jordan 2011, sec. 3): "
                "probit GKM with a Silverman g-prior on a reversible-jump active set.\n"
                + _PARAMETERS.format(k_max_note=""))
 
 
 class BGKMClassifier(_GKMClassifier):
-    __doc__ = ("BGKM (Zhang, Dai & Jordan 2011, section 5): the FBGKM sampler without step (c), "
+    __doc__ = ("BGKM (ZDJ: Zhang, Dai & Jordan 2011, sec. 5): the FBGKM sampler without step (c), "
                "every training point active (n_gamma = n).\n"
                + _PARAMETERS.format(k_max_note=" Ignored: BGKM keeps all n points active."))
     _sparse = False
 
 
 class SGPCClassifier(_GKMClassifier):
-    __doc__ = ("Sparse GP classifier (Zhang, Dai & Jordan 2011, section 4): the FBGKM chain, "
+    __doc__ = ("Sparse GP classifier (ZDJ: Zhang, Dai & Jordan 2011, sec. 4): the FBGKM chain, "
                "predicting by the subset-of-regressors GP predictive of s*.\n"
                + _PARAMETERS.format(k_max_note=""))
     _gp = True

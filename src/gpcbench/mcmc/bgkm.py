@@ -1,24 +1,26 @@
-"""An O(n^2)-per-sweep chain for BGKM (Zhang, Dai & Jordan 2011, section 5): the section 3.2
+"""An O(n^2)-per-sweep chain for BGKM (ZDJ: Zhang, Dai & Jordan 2011, sec. 5): the ZDJ sec. 3.2
 sampler with every point active (gamma = all n), no gamma moves and a fixed kernel width.
 
 With gamma and theta fixed only eta and g change between sweeps, so one eigendecomposition of
-K_gammagamma = K + jitter I = V diag(kappa) V' (the jittered kernel of :mod:`gpcbench.mcmc.gkm`)
-at the start serves every sweep; lam = kappa - jitter are K's eigenvalues (K~ = [1, K] holds the
-unjittered kernel). Write b = V'1 and a = V's (s in eigen coordinates).
+K_gammagamma = K + jitter I = V diag(kappa) V' (the jittered kernel of
+:mod:`gpcbench.mcmc.active_set`) at the start serves every sweep; lam = kappa - jitter are K's
+eigenvalues (K~ = [1, K] holds the unjittered kernel). Write b = V'1 and a = V's (s in eigen
+coordinates).
 
-Step (a), s | eta, g (appendix A, Holmes & Held's marginal update): the prior covariance of s
-(eq. 8) is Q = I + K~ Sigma^-1 K~' = I + 11'/eta + K (g K_gammagamma)^-1 K
+Step (a), s | eta, g (ZDJ Appendix A, Holmes & Held's marginal update): the prior covariance
+of s (ZDJ eq. 8) is Q = I + K~ Sigma^-1 K~' = I + 11'/eta + K (g K_gammagamma)^-1 K
 = V diag(1 + mu/g) V' + 11'/eta, mu = lam^2 / kappa >= 0. By Sherman-Morrison
 Q^-1 = V diag(D) V' - r r'/rho, D = 1 / (1 + mu/g), r = V D b, rho = eta + b'D b, so
 (Q^-1)_ii = sum_j V_ij^2 D_j - r_i^2/rho and (Q^-1 s)_i = sum_j V_ij D_j a_j - r_i (r's)/rho:
 O(n) per point given a and r's, both updated in O(n) when s_i moves. s_i | s_-i is
 N(s_i - (Q^-1 s)_i / (Q^-1)_ii, 1 / (Q^-1)_ii) truncated to the sign of y_i, the same
-conditional as algorithm 1's N((1 + r) K~_i b - r s_i, 1 + r).
+conditional as alg. 1's N((1 + r) K~_i b - r s_i, 1 + r); the sequential loop is the shared
+:func:`gpcbench.mcmc.holmes_held.holmes_held` on an :class:`EigenState`.
 
-beta~ | s, eta, g ~ N(Upsilon^-1 K~'s, Upsilon^-1) (eq. 9): in the coordinates (u, gamma), beta =
-V gamma, Upsilon becomes the arrowhead [[n + eta, c'], [c, diag(e)]] with c = lam b (K~ = [1, V
-diag(lam) V']), e = lam^2 + g kappa (K~'K~ and g K_gammagamma both diagonal in V), and K~'s
-becomes h = (1's, lam a). Its Cholesky factor with the gamma block first is
+beta~ | s, eta, g ~ N(Upsilon^-1 K~'s, Upsilon^-1) (ZDJ eq. 9): in the coordinates (u, gamma),
+beta = V gamma, Upsilon becomes the arrowhead [[n + eta, c'], [c, diag(e)]] with c = lam b
+(K~ = [1, V diag(lam) V']), e = lam^2 + g kappa (K~'K~ and g K_gammagamma both diagonal in V),
+and K~'s becomes h = (1's, lam a). Its Cholesky factor with the gamma block first is
 [[diag(sqrt e), 0], [c'/sqrt e, ell]], ell^2 = n + eta - sum c^2/e = eta + sum b^2 g kappa/e
 (using b'b = n: a sum of positive terms, no cancellation); beta~ is drawn as with Upsilon's
 Cholesky factor in :func:`gpcbench.mcmc.gkm.run_chain`, in O(n), then beta = V gamma in O(n^2).
@@ -34,12 +36,18 @@ its rank-one updates do not accumulate rounding.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
-from gpcbench.mcmc.gkm import (_dot, _record, _weights, draw_eta, draw_g, kernel_block,
-                               project_cols, truncated_normal)
+from gpcbench.mcmc.active_set import project_cols
+from gpcbench.mcmc.cholesky import dot
+from gpcbench.mcmc.gkm import record
+from gpcbench.mcmc.holmes_held import conditional, holmes_held, is_state, update
+from gpcbench.mcmc.kernel import kernel_block, weights
+from gpcbench.mcmc.moves import draw_eta, draw_g
 
 
 @njit(cache=True)
@@ -89,34 +97,51 @@ def precision_terms(V, kappa, lam, b, eta, g, D, r, d):
     return rho
 
 
-@njit(cache=True)
-def conditional(Vi, D, a, ri, rs, rho, di, si):
-    """Mean and variance of s_i | s_-i under N(0, Q) (appendix A): s_i - (Q^-1 s)_i / (Q^-1)_ii
-    and 1 / (Q^-1)_ii, with a = V's and rs = r's."""
-    qs = -ri * rs / rho
-    for j in range(Vi.shape[0]):
-        qs += Vi[j] * D[j] * a[j]
-    qii = di - ri * ri / rho
-    return si - qs / qii, 1.0 / qii
+EigenState = namedtuple("EigenState", ("V", "D", "r", "d", "rho", "a", "rs"))
+EigenState.__doc__ = """Q^-1 = V diag(D) V' - r r'/rho (module docstring) with d_i = sum_j V_ij^2 D_j,
+a = V's and rs[0] = r's (kept in step with s)."""
 
 
-@njit(cache=True)
-def holmes_held_eigen(V, D, r, d, rho, a, s, y):
-    """Step (a): appendix A's algorithm 1 in the eigenbasis; a = V's kept in step with s."""
-    rs = _dot(r, s, s.shape[0])
-    for i in range(s.shape[0]):
-        mean, var = conditional(V[i], D, a, r[i], rs, rho, d[i], s[i])
-        delta = truncated_normal(mean, math.sqrt(var), y[i] > 0) - s[i]
-        s[i] += delta
-        rs += delta * r[i]
-        row = V[i]
-        for j in range(a.shape[0]):
-            a[j] += delta * row[j]
+@overload(conditional)
+def _eigen_conditional(state, i, S, mu):
+    """Mean and sd of s_i | s_-i under N(0, Q) (ZDJ Appendix A): s_i - (Q^-1 s)_i / (Q^-1)_ii
+    and 1 / sqrt((Q^-1)_ii)."""
+    if not is_state(state, EigenState):
+        return None
+
+    def impl(state, i, S, mu):
+        Vi, ri, rho = state.V[i], state.r[i], state.rho
+        qs = -ri * state.rs[0] / rho
+        for j in range(Vi.shape[0]):
+            qs += Vi[j] * state.D[j] * state.a[j]
+        qii = state.d[i] - ri * ri / rho
+        mu[0] = S[0, i] - qs / qii
+        return math.sqrt(1.0 / qii)
+
+    return impl
+
+
+@overload(update)
+def _eigen_update(state, S, i, j, value):
+    """s_i += delta (delta = value - s_i: the new value up to rounding, the sum this chain has
+    always formed), and a = V's and r's kept in step."""
+    if not is_state(state, EigenState):
+        return None
+
+    def impl(state, S, i, j, value):
+        delta = value - S[0, i]
+        S[0, i] += delta
+        state.rs[0] += delta * state.r[i]
+        row = state.V[i]
+        for q in range(state.a.shape[0]):
+            state.a[q] += delta * row[q]
+
+    return impl
 
 
 @njit(cache=True)
 def coefficients(V, kappa, lam, b, eta, g, s_sum, a, noise, gamma, beta):
-    """beta~ = (u, beta) = mean + F noise ~ N(Upsilon^-1 K~'s, Upsilon^-1) (eq. 9) for
+    """beta~ = (u, beta) = mean + F noise ~ N(Upsilon^-1 K~'s, Upsilon^-1) (ZDJ eq. 9) for
     ``noise`` (n + 1) iid N(0, 1) (noise[0] for u), through the arrowhead Cholesky factor of
     the module docstring: gamma <- L^-1 h + noise, then L' (u, gamma) = that. Fills gamma
     (beta = V gamma) and beta (n + 1); returns beta' K_gammagamma beta = sum kappa gamma^2."""
@@ -136,7 +161,7 @@ def coefficients(V, kappa, lam, b, eta, g, s_sum, a, noise, gamma, beta):
         quad += kappa[j] * gamma[j] * gamma[j]
     beta[0] = u
     for i in range(n):
-        beta[i + 1] = _dot(V[i], gamma, n)
+        beta[i + 1] = dot(V[i], gamma, n)
     return quad
 
 
@@ -155,14 +180,16 @@ def run_bgkm(X, y, s, theta, params, schedule, probe, seed, out):
     n_sweeps, burn_in, thin = schedule
     act = np.arange(n)
     Kt = np.zeros((n, n + 1))
-    kernel_block(X, act, n, _weights(theta, p), Kt)
+    kernel_block(X, act, n, weights(theta, p), Kt)
     V, kappa, lam, b = eigenbasis(Kt, jitter)
     D, r, d, gamma = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     beta, C = np.zeros(n + 1), np.zeros((1, n + 1))
-    S, a = s.reshape((1, n)), rotate(V, s)
+    S, a, rs = s.reshape((1, n)), rotate(V, s), np.zeros(1)
+    mu, row, x = np.zeros(1), np.zeros(1), np.zeros(1)
     for t in range(n_sweeps):
         rho = precision_terms(V, kappa, lam, b, eta, g, D, r, d)
-        holmes_held_eigen(V, D, r, d, rho, a, s, y)
+        rs[0] = dot(r, s, n)  # step (a)
+        holmes_held(EigenState(V, D, r, d, rho, a, rs), S, y, mu, row, x)
         a = rotate(V, s)  # afresh: no rounding drift from the rank-one updates
         quad = coefficients(V, kappa, lam, b, eta, g, s.sum(), a,
                             np.random.standard_normal(n + 1), gamma, beta)
@@ -170,7 +197,7 @@ def run_bgkm(X, y, s, theta, params, schedule, probe, seed, out):
         kept = t - burn_in
         if kept >= 0 and (kept + 1) % thin == 0:
             project_cols(Kt, n, S, C)  # c = K~'s
-            _record(kept // thin, Kt, n, act, beta, theta, eta, g, C[0], probe, out)
+            record(kept // thin, Kt, n, act, beta, theta, eta, g, C[0], probe, out)
         eta = draw_eta(beta[0], a_eta, b_eta)  # step (b)
         g = draw_g(quad, n, a_g, b_g)
     return s

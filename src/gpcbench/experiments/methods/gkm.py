@@ -41,8 +41,9 @@ def gkm(method):
     return factory
 
 
-GKM_MODULES = ("gpcbench.mcmc.gkm", "gpcbench.mcmc.bgkm", "gpcbench.mcmc.lapack", "gpcbench.mcmc.cusum",
-               "gpcbench.mcmc.diagnostics", "gpcbench.estimators.gkm")
+GKM_MODULES = tuple(f"gpcbench.mcmc.{name}" for name in (
+    "active_set", "bgkm", "cholesky", "cusum", "diagnostics", "gkm", "gkm_multiclass",
+    "gkm_predict", "holmes_held", "kernel", "lapack", "moves")) + ("gpcbench.estimators.gkm",)
 
 for _method, (_label, _) in VARIANTS.items():
     register(MethodSpec(name=_method, label=_label, factory=gkm(_method), modules=GKM_MODULES,
