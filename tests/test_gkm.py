@@ -10,7 +10,7 @@ from scipy import special, stats
 from sklearn.utils.estimator_checks import check_estimator
 
 from gpcbench.mcmc import active_set, cholesky, gkm, holmes_held, moves
-from gpcbench.mcmc.kernel import kernel_block, rbf, weights
+from gpcbench.mcmc.kernel import kernel_block, mean_distance, rbf, weights
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 
@@ -317,3 +317,30 @@ def test_kernel_keeps_its_precision_for_shifted_inputs():
     Kt = np.zeros((6, 7))
     kernel_block(X + 1e8, np.arange(6), 6, weights(theta, 3), Kt)
     np.testing.assert_allclose(Kt[:, 1:], K, atol=1e-6)
+
+
+def test_default_width_and_fit_keep_their_precision_for_shifted_inputs():
+    """ZDJ sec. 5.1's width (the mean pairwise distance) is shift-invariant, and so are the
+    fitted chain's test errors: 1e8 + x keeps x to about 1e-8."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    brute = np.mean([np.linalg.norm(a - b) for i, a in enumerate(X) for b in X[i + 1:]])
+    assert mean_distance(X) == pytest.approx(brute, rel=1e-9)
+    assert mean_distance(X + 1e8) == pytest.approx(brute, rel=1e-6)
+    settings = dict(n_sweeps=300, burn_in=100, thin=5, k_max=20, random_state=0)
+    errors = [np.mean(FBGKMClassifier(**settings).fit(X[:80] + shift, y[:80])
+                      .predict(X[80:] + shift) != y[80:]) for shift in (0.0, 1e8)]
+    assert errors[0] <= 0.1 and errors[1] == pytest.approx(errors[0], abs=0.05)
+
+
+def test_chain_progress_lines_name_the_sweep_n_gamma_and_acceptance(caplog):
+    X = np.random.default_rng(4).normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with caplog.at_level("INFO", logger="gpcbench.progress"):
+        FBGKMClassifier(n_sweeps=120, burn_in=20, thin=5, k_max=10, n_chains=1,
+                        random_state=0).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("ZDJ chain: sweep 50 of 120, n_gamma ")
+    assert lines[-1].startswith("ZDJ chain: sweep 120 of 120, n_gamma ")
+    assert "acceptance birth " in lines[-1] and " theta " in lines[-1]

@@ -48,6 +48,7 @@ from gpcbench.mcmc.gkm import record
 from gpcbench.mcmc.holmes_held import conditional, holmes_held, is_state, update
 from gpcbench.mcmc.kernel import kernel_block, weights
 from gpcbench.mcmc.moves import draw_eta, draw_g
+from gpcbench.mcmc.sweep_progress import report_sweep
 
 
 @njit(cache=True)
@@ -186,6 +187,7 @@ def run_bgkm(X, y, s, theta, params, schedule, probe, seed, out):
     beta, C = np.zeros(n + 1), np.zeros((1, n + 1))
     S, a, rs = s.reshape((1, n)), rotate(V, s), np.zeros(1)
     mu, row, x = np.zeros(1), np.zeros(1), np.zeros(1)
+    no_moves = np.zeros((4, 2), dtype=np.int64)  # gamma and theta never move
     for t in range(n_sweeps):
         rho = precision_terms(V, kappa, lam, b, eta, g, D, r, d)
         rs[0] = dot(r, s, n)  # step (a)
@@ -200,4 +202,5 @@ def run_bgkm(X, y, s, theta, params, schedule, probe, seed, out):
             record(kept // thin, Kt, n, act, beta, theta, eta, g, C[0], probe, out)
         eta = draw_eta(beta[0], a_eta, b_eta)  # step (b)
         g = draw_g(quad, n, a_g, b_g)
+        report_sweep(t, n_sweeps, n, no_moves)
     return s

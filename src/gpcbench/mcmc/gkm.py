@@ -34,6 +34,7 @@ from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.cholesky import backward_t, dot
 from gpcbench.mcmc.holmes_held import whitened_step_a
 from gpcbench.mcmc.moves import steps_b_c
+from gpcbench.mcmc.sweep_progress import report_sweep
 
 SQRT2 = math.sqrt(2.0)
 
@@ -105,4 +106,5 @@ def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, pr
         k, eta, g = steps_b_c(X, S, beta.reshape((1, k_max + 1)), act, pos, k, k_max, theta,
                               bounds, params, flags, 1.0, eta, g, (arrays, proposal, ld, work),
                               counts)
+        report_sweep(t, n_sweeps, k, counts)
     return s

@@ -28,6 +28,7 @@ from gpcbench.mcmc.cholesky import backward_t, dot
 from gpcbench.mcmc.gkm import SQRT2, record_state
 from gpcbench.mcmc.holmes_held import whitened_step_a
 from gpcbench.mcmc.moves import steps_b_c
+from gpcbench.mcmc.sweep_progress import report_sweep
 
 
 def gauss_hermite(n_nodes=48):
@@ -128,4 +129,5 @@ def run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedu
                           out)
         k, eta, g = steps_b_c(X, S, B, act, pos, k, k_max, theta, bounds, params, flags, copies,
                               eta, g, (arrays, proposal, ld, work), counts)
+        report_sweep(t, n_sweeps, k, counts)
     return S

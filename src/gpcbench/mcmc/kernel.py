@@ -66,10 +66,15 @@ def rbf(A, B, theta) -> np.ndarray:
 
 
 def mean_distance(X, chunk: int = 512) -> float:
-    """Mean Euclidean distance over the pairs of rows of X (ZDJ sec. 5.1's kernel width)."""
+    """Mean Euclidean distance over the pairs of rows of X (ZDJ sec. 5.1's kernel width).
+
+    X is centred first, so that |a|^2 + |b|^2 - 2 a'b does not cancel for inputs far from the
+    origin (a shift by 1e8 would otherwise leave O(1) errors in every squared distance).
+    """
     n = X.shape[0]
     if n < 2:
         return 1.0
+    X = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", X, X)
     total = 0.0
     for start in range(0, n, chunk):
