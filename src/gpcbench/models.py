@@ -36,7 +36,7 @@ from gpcbench.estimators.laplace_softmax import (
 )
 from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
-from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
+from gpcbench.estimators.ep_multiclass import MulticlassEPGaussianProcessClassifier
 
 __all__ = [
     "BGKMClassifier",

@@ -21,7 +21,7 @@ Hyperparameters (step ii), in the *centred* parameterisation: with F fixed the t
     d/dx_k = 1/2 sum_ij (A A^T - m K^-1)_ij dK_ij/dx_k,   A = K^-1 F_g^T          (GPML 5.9)
 
 for each group g of m latent functions sharing one covariance, computed with
-:meth:`Covariance.gradient_contraction`, and sampled with :func:`gpcbench.learning.hmc.hmc_step`.
+:meth:`Covariance.gradient_contraction`, and sampled with :func:`gpcbench.mcmc.hmc.hmc_step`.
 The centred form needs no derivative of the Cholesky factor and is the parameterisation of
 Neal's fbm; the likelihood does not enter it at all. (The whitened form F = L(x) V, V fixed,
 mixes better when the data say little about F, but its gradient needs dL/dx and a likelihood
@@ -40,11 +40,12 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, cholesky, lapack
+from scipy.linalg import LinAlgError, cholesky, lapack, solve_triangular
 
 from gpcbench import likelihoods
 from gpcbench.covariance import Covariance
-from gpcbench.learning import hmc
+from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
+from gpcbench.mcmc import hmc
 from gpcbench.learning.mpl import GaussianLogPrior
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -195,24 +196,30 @@ class HyperConditional:
         covariance, signal, chol = factor
         m, n = F.shape
         alpha = lapack.dpotrs(chol, F.T, lower=1)[0]  # K^-1 F^T, (n, m)
-        inverse = _inverse_from_cholesky(chol)
-        log_density = (-0.5 * np.sum(F.T * alpha) - m * np.sum(np.log(np.diag(chol)))
+        inverse = inverse_from_cholesky(chol)
+        log_density = (-0.5 * np.sum(F.T * alpha) - 0.5 * m * log_det_from_cholesky(chol)
                        - 0.5 * m * n * _LOG_2PI)
         weight = alpha @ alpha.T - m * inverse
         gradient = 0.5 * covariance.gradient_contraction(self.X, weight, signal=signal)
         return log_density, gradient[self.learned]
 
+    def test_latents(self, x, F, X_test):
+        """GP conditional mean and variance of the latents at X_test given the training
+        latents F at hyperparameters x, each (J, m); the test points get the jitter too."""
+        factors = self.factors(x)
+        shape = (F.shape[0], X_test.shape[0])
+        means, variances = np.empty(shape), np.empty(shape)
+        for j, g in enumerate(self.groups):
+            covariance, _, chol = factors[g]
+            whitened = solve_triangular(chol, covariance(X_test, self.X).T, lower=True)
+            means[j] = whitened.T @ solve_triangular(chol, F[j], lower=True)
+            variances[j] = (covariance.diag(X_test) + self.jitter
+                            - np.einsum("ij,ij->j", whitened, whitened))
+        return means, np.maximum(variances, 0.0)
+
 
 def _key(x) -> bytes:
     return np.asarray(x, dtype=float).tobytes()
-
-
-def _inverse_from_cholesky(chol) -> np.ndarray:
-    """K^-1 from the lower factor of K (LAPACK potri, symmetrised)."""
-    inverse, info = lapack.dpotri(chol, lower=1)
-    if info != 0:
-        raise LinAlgError(f"potri failed (info={info})")
-    return np.tril(inverse) + np.tril(inverse, -1).T
 
 
 # ---------------------------------------------------------------------- the chain
@@ -262,7 +269,7 @@ def run_chain(conditional: HyperConditional, log_likelihood, x0, settings: Sweep
     """Alternate ESS latent updates and one HMC trajectory on x, ``settings.n_samples`` times.
 
     F starts from a prior draw at x0. The step size is adapted by dual averaging
-    (:class:`gpcbench.learning.hmc.DualAveraging`, target acceptance 1 - target_rejection)
+    (:class:`gpcbench.mcmc.hmc.DualAveraging`, target acceptance 1 - target_rejection)
     during the first ``n_burn`` sweeps, then fixed at its tuned value, so the retained
     sweeps form an ordinary Markov chain; every ``thin``-th retained sweep is kept.
     """

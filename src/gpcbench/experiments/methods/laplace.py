@@ -33,7 +33,7 @@ def gpc_l(method):
 LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
                    "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
                    "gpcbench.learning.mpl",
-                   "gpcbench.learning.hmc", "gpcbench.mcmc.diagnostics",
+                   "gpcbench.mcmc.hmc", "gpcbench.mcmc.diagnostics",
                    "gpcbench.estimators._common", "gpcbench.estimators.laplace")
 
 for _method, (_label, _) in VARIANTS.items():

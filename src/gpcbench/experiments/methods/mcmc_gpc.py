@@ -22,7 +22,7 @@ def factory(ctx):
 
 MCMC_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
                 "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
-                "gpcbench.learning.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
+                "gpcbench.mcmc.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
                 "gpcbench.mcmc.gp_latent", "gpcbench.estimators._common",
                 "gpcbench.estimators.laplace", "gpcbench.estimators.mcmc_gpc")
 
