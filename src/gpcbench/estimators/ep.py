@@ -93,13 +93,12 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
 
     The prior covariance is eq. 13 of Kim & Ghahramani (2006) and the likelihood eq. 10,
     epsilon + (1 - 2 epsilon) H(y f). The defaults are the paper's GPC-EP(s,soft) with the
-    initial values of footnote 11 and epsilon = 0 (footnote 12).
+    initial values of footnote 11 and epsilon = 0 (footnote 12); theta2 > 0 with epsilon = 0
+    makes the threshold a probit of variance theta2 (a "soft" boundary).
 
     Parameters
     ----------
     {covariance_parameters}
-        The defaults are footnote 11's; theta2 > 0 with epsilon = 0 makes the threshold a
-        probit of variance theta2 (a "soft" boundary).
     epsilon : float in [0, 0.5), default=0.0
         Labelling-error probability of eq. 10.
     learn_hyperparameters : bool or collection of str, default=True
@@ -148,21 +147,9 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
 
     _default_learn = COVARIANCE_NAMES
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=1e-4,
-        theta2=1e-3,
-        inverse_lengthscale=0.05,
-        ard=False,
-        epsilon=0.0,
-        learn_hyperparameters=True,
-        discrete_features=None,
-        *,
-        ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
-    ):
+    def __init__(self, theta0=1.0, theta1=1e-4, theta2=1e-3, inverse_lengthscale=0.05,
+                 ard=False, epsilon=0.0, learn_hyperparameters=True, discrete_features=None, *,
+                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3):
         store_parameters(self, locals())
 
     def fit(self, X, y):
@@ -177,9 +164,7 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
         it orders points exactly as ``predict_proba[:, 1]`` does.
         """
         mean, variance = self._latent(X)
-        return mean / np.sqrt(
-            np.maximum(variance + self.likelihood_.probit_variance, np.finfo(float).tiny)
-        )
+        return self.likelihood_.decision_value(mean, variance)
 
     def predict_proba(self, X):
         """Class probabilities by eq. 25 (the test label is assumed free of labelling error)."""
@@ -228,21 +213,9 @@ class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
 
     _default_learn = ("theta0", "theta1", "inverse_lengthscale", "noise_variance")
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=1.0,
-        theta2=1e-6,
-        inverse_lengthscale=1.0,
-        ard=False,
-        noise_variance=0.1,
-        learn_hyperparameters=True,
-        discrete_features=None,
-        *,
-        ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
-    ):
+    def __init__(self, theta0=1.0, theta1=1.0, theta2=1e-6, inverse_lengthscale=1.0, ard=False,
+                 noise_variance=0.1, learn_hyperparameters=True, discrete_features=None, *,
+                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3):
         store_parameters(self, locals())
 
     def fit(self, X, y):

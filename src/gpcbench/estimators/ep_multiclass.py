@@ -56,23 +56,10 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBa
 
     _default_learn = COVARIANCE_NAMES
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=1e-4,
-        theta2=1e-3,
-        inverse_lengthscale=0.05,
-        ard=False,
-        epsilon=0.0,
-        learn_hyperparameters=True,
-        discrete_features=None,
-        *,
-        ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
-        prediction_rule="probability",
-        random_state=None,
-    ):
+    def __init__(self, theta0=1.0, theta1=1e-4, theta2=1e-3, inverse_lengthscale=0.05,
+                 ard=False, epsilon=0.0, learn_hyperparameters=True, discrete_features=None, *,
+                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3,
+                 prediction_rule="probability", random_state=None):
         store_parameters(self, locals())
 
     def _covariance(self, n_features: int) -> ClassDifferenceCovariance:

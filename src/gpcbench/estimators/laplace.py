@@ -47,13 +47,11 @@ class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimato
     integrated over by Hybrid Monte Carlo (HMC); both use independent N(-3, 3^2) priors on
     the log hyperparameters (W&B section 5). The defaults start from W&B's initial values
     (log v0 = 0, log w_l = -2; the offset at the prior mean, log theta1 = -3) without latent
-    noise (theta2 = 0).
+    noise (theta2 = 0, not in W&B's model; learnable only if > 0).
 
     Parameters
     ----------
     {covariance_parameters}
-        W&B's v0, offset v1 and w_l are theta0, theta1 and the l_m; theta2, the latent noise,
-        is not in their model (learnable only if > 0). ARD is W&B's own choice.
     likelihood : {"logistic", "probit"}, default="logistic"
     hyperparameter_learning : {"mpl", "hmc", "fixed"}, default="mpl"
     learned_hyperparameters : collection of str, default=("theta0", "theta1", "inverse_lengthscale")
@@ -126,24 +124,7 @@ class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimato
                  learned_hyperparameters=WB_LEARNED, prior_mean=-3.0, prior_sd=3.0,
                  max_iter=200, n_samples=200, burn_in=1 / 3, n_leapfrog=20, step_size=0.1,
                  target_rejection=0.05, random_state=None):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.likelihood = likelihood
-        self.hyperparameter_learning = hyperparameter_learning
-        self.discrete_features = discrete_features
-        self.learned_hyperparameters = learned_hyperparameters
-        self.prior_mean = prior_mean
-        self.prior_sd = prior_sd
-        self.max_iter = max_iter
-        self.n_samples = n_samples
-        self.burn_in = burn_in
-        self.n_leapfrog = n_leapfrog
-        self.step_size = step_size
-        self.target_rejection = target_rejection
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Find the hyperparameters (or their posterior) and the Laplace mode(s)."""

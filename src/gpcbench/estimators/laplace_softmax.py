@@ -77,12 +77,13 @@ class _SoftmaxLaplaceBase(ClassifierMixin, Eq13Estimator):
 class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
     """Multiclass GPC with the softmax likelihood and Laplace's approximation (W&B 1998).
 
+    Every class has the covariance of K&G eq. 13 (W&B eq. 12): theta0, theta1 and the l_m are
+    W&B's v0, v1 and w_l (started at log v0 = 0 and log w_l = -2, W&B sec. 5; W&B eq. 4 has
+    one w_l per feature), theta2 is a fixed jitter.
+
     Parameters
     ----------
     {covariance_parameters}
-        Every class's covariance: W&B's v0 (log v0 initialised to 0, sec. 5), offset v1,
-        w_l (log w_l initialised to -2; W&B eq. 4 has one per feature) and theta2 a fixed
-        jitter.
     hyperparameter_learning : {"mpl", "fixed"}, default="mpl"
         Maximum penalised likelihood with Gaussian priors N(-3, 3^2) on the log
         hyperparameters (W&B sec. 5.2), or keep the starting values.

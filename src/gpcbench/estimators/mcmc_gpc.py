@@ -54,7 +54,6 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
     Parameters
     ----------
     {covariance_parameters}
-        Initial values, as in :class:`LaplaceGaussianProcessClassifier`.
     likelihood : {"logistic", "probit"}, default="logistic"
         Binary problems only; more classes use the softmax.
     learned_hyperparameters : collection of str, default=("theta0", "theta1", "inverse_lengthscale")

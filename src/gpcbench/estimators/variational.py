@@ -42,8 +42,6 @@ class VariationalGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Esti
     Parameters
     ----------
     {covariance_parameters}
-        theta2 is never learned; the l_m are Gibbs & MacKay's 1/sigma_m^2, one per feature
-        by default (the paper's "m" rows).
     bound : {"lower", "upper"}, default="lower"
         The bound that infers the latent values and gives ``log_evidence_``.
     learn_hyperparameters : bool, default=True

@@ -141,11 +141,9 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3,
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
-    Y : ndarray of shape (C, n)
-        One-hot targets.
-    covariance : SoftmaxCovariance
-        Starting hyperparameters; the entries of ``learned_mask()`` are learned.
+    X, Y, covariance
+        As for :func:`gpcbench.learning.mpl.softmax_mpl` (the entries of the covariance's
+        ``learned_mask()`` are learned).
     max_iter : int
         M-steps at most.
     tol : float

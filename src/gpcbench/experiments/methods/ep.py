@@ -75,7 +75,8 @@ def svm_ep(ctx):
                      random_state=ctx.seed, n_jobs=ctx.n_jobs)
 
 
-EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.gaussian",
+EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.tilted_moments",
+              "gpcbench.gaussian",
               "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.estimators._common",
               "gpcbench.estimators.ep")
 

@@ -31,6 +31,7 @@ def gpc_l(method):
 
 
 LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
+                   "gpcbench.tilted_moments",
                    "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
                    "gpcbench.learning.mpl",
                    "gpcbench.mcmc.hmc", "gpcbench.mcmc.diagnostics",

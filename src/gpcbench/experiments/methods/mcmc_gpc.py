@@ -21,6 +21,7 @@ def factory(ctx):
 
 
 MCMC_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
+                "gpcbench.tilted_moments",
                 "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
                 "gpcbench.mcmc.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
                 "gpcbench.mcmc.gp_latent", "gpcbench.estimators._common",
