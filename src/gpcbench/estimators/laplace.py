@@ -22,7 +22,7 @@ from gpcbench.estimators._common import (
     document_covariance,
     store_parameters,
 )
-from gpcbench.inference.laplace import laplace_mode, laplace_state
+from gpcbench.inference.laplace import averaged_predictive, laplace_mode
 from gpcbench.learning.mpl import (
     GaussianLogPrior,
     LaplaceHyperposterior,
@@ -193,15 +193,8 @@ class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimato
         """(p(classes_[0] | x), p(classes_[1] | x)) averaged over ``samples_`` (W&B eq. 7)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        negative, positive = np.zeros(X.shape[0]), np.zeros(X.shape[0])
-        for log_params, alpha in zip(self.samples_, self.mode_weights_):
-            covariance = self.covariance_.with_log_params(log_params)
-            state = laplace_state(covariance(self.X_train_), self.y_train_, self._likelihood,
-                                  alpha)
-            mean, variance = state.predict(covariance(X, self.X_train_), covariance.diag(X))
-            positive += self._likelihood.predictive_probability(mean, variance)
-            negative += self._likelihood.predictive_probability(-mean, variance)
-        return negative / len(self.samples_), positive / len(self.samples_)
+        return averaged_predictive(self.covariance_, self.samples_, self.mode_weights_,
+                                   self.X_train_, self.y_train_, self._likelihood, X)
 
     def predict_proba(self, X):
         """Class probabilities: the Gaussian integral of the likelihood (Appendix A),

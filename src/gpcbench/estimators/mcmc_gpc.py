@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -24,12 +23,13 @@ from gpcbench.estimators._common import (
 )
 from gpcbench.estimators.laplace import WB_LEARNED
 from gpcbench.learning.mpl import GaussianLogPrior
-from gpcbench.likelihoods import get_likelihood
 from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
     SweepSettings,
     binary_log_likelihood,
+    observed_class_probabilities,
+    predictive_probabilities,
     run_chains,
     softmax_log_likelihood,
 )
@@ -191,13 +191,8 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
 
     def _training_probabilities(self, probes, labels) -> np.ndarray:
         """p(observed class | sampled latents) at the probe points, (N_PROBES, chains, kept)."""
-        F = self.latents_[..., probes]  # (chains, kept, J, N_PROBES)
-        if self.classes_.size == 2:
-            signs = 2.0 * labels[probes] - 1.0
-            values = np.exp(get_likelihood(self.likelihood).log_likelihood(signs * F[:, :, 0]))
-        else:
-            values = np.take_along_axis(softmax(F, axis=2), labels[probes][None, None, None],
-                                        axis=2)[:, :, 0]
+        values = observed_class_probabilities(self.latents_[..., probes], labels[probes],
+                                              self.likelihood)
         return np.moveaxis(values, 2, 0)
 
     def predict_proba(self, X):
@@ -207,22 +202,10 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
         draws = np.random.default_rng(self._predict_seed).standard_normal(
             (self.n_predictive_draws, self.latents_.shape[2], 1))
         n_chains, n_kept, n_columns = self.samples_.shape
-        total = 0.0
-        for x, F in zip(self.samples_.reshape(n_chains * n_kept, n_columns),
-                        self.latents_.reshape(n_chains * n_kept, *self.latents_.shape[2:])):
-            mean, variance = self._conditional.test_latents(x, F, X)
-            total = total + self._average_likelihood(mean, variance, draws)
-        return total / (n_chains * n_kept)
-
-    def _average_likelihood(self, mean, variance, draws):
-        """integral p(y | f*) N(f* | mean, variance) df*: erf expansion (logistic) or exact
-        (probit) for two classes; softmax over common Monte Carlo draws otherwise."""
-        if self.classes_.size == 2:
-            positive = get_likelihood(self.likelihood).predictive_probability(mean[0],
-                                                                              variance[0])
-            return np.column_stack([1.0 - positive, positive])
-        latents = mean[None] + np.sqrt(variance)[None] * draws  # (draws, J, m)
-        return softmax(latents, axis=1).mean(axis=0).T
+        return predictive_probabilities(
+            self._conditional, self.samples_.reshape(n_chains * n_kept, n_columns),
+            self.latents_.reshape(n_chains * n_kept, *self.latents_.shape[2:]), X,
+            self.likelihood, draws)
 
     def predict(self, X):
         """The most probable class."""

@@ -585,7 +585,7 @@ def softmax_laplace_predict(hyperparameters: list[dict], X_train, y_train, X,
     Y = np.eye(classes.size)[index].T
     covariance = SoftmaxCovariance(tuple(Covariance(**h, discrete_features=discrete_features)
                                          for h in hyperparameters), classes.size)
-    state = laplace_mode(covariance.matrices(X_train), Y)
+    state = laplace_mode(covariance(X_train), Y)
     mean, cov = latent_predictive(state, covariance.cross(X, X_train), covariance.diag(X), Y)
     return classes[np.argmax(mc_class_probabilities(mean, cov, random_state=random_state),
                              axis=1)]

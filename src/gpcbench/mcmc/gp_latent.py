@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, lapack, solve_triangular
+from scipy.special import softmax
 
 from gpcbench import likelihoods
 from gpcbench.covariance import Covariance
@@ -304,3 +305,35 @@ def run_chains(conditional, log_likelihood, settings: SweepSettings, n_chains, r
     """``n_chains`` chains from over-dispersed starts x0 + init_spread * N(0, I)."""
     starts = conditional.x0 + init_spread * rng.standard_normal((n_chains, conditional.x0.size))
     return [run_chain(conditional, log_likelihood, start, settings, rng) for start in starts]
+
+
+# ---------------------------------------------------------------------- predictions
+def observed_class_probabilities(latents, labels, likelihood_name) -> np.ndarray:
+    """p(labels | F) of every draw of F, latents of shape (..., J, n): the binary likelihood
+    ``likelihood_name`` of the signs 2 labels - 1 when J = 1, the softmax otherwise."""
+    if latents.shape[-2] == 1:
+        signs = 2.0 * labels - 1.0
+        return np.exp(likelihoods.get_likelihood(likelihood_name).log_likelihood(
+            signs * latents[..., 0, :]))
+    return np.take_along_axis(softmax(latents, axis=-2), labels[None, None, None],
+                              axis=-2)[..., 0, :]
+
+
+def predictive_probabilities(conditional: HyperConditional, samples, latents, X_test,
+                             likelihood_name, draws) -> np.ndarray:
+    """Class probabilities at X_test, shape (m, max(J, 2)), averaged over the draws (x, F)
+    (W&B eq. 7 / sec. 4): for each, the GP conditional of the test latents
+    (:meth:`HyperConditional.test_latents`) integrated against the likelihood, exactly
+    (probit) or by the erf expansion (logistic) when J = 1, else by the softmax over the
+    common standard normal ``draws`` of shape (n_draws, J, 1)."""
+    total = 0.0
+    for x, F in zip(samples, latents):
+        mean, variance = conditional.test_latents(x, F, X_test)
+        if mean.shape[0] == 1:
+            positive = likelihoods.get_likelihood(likelihood_name).predictive_probability(
+                mean[0], variance[0])
+            total = total + np.column_stack([1.0 - positive, positive])
+        else:
+            test_latents = mean[None] + np.sqrt(variance)[None] * draws  # (draws, J, m)
+            total = total + softmax(test_latents, axis=1).mean(axis=0).T
+    return total / len(samples)
