@@ -45,8 +45,8 @@ def log_det_from_cholesky(chol) -> float:
 def inverse_from_cholesky(chol) -> np.ndarray:
     """A^-1 from the lower Cholesky factor of A (LAPACK potri, then symmetrised).
 
-    The package's only explicit inverse, for the gradients that contract a full matrix
-    such as C^-1 E[f f^T] C^-1 - C^-1 (K&G eq. 57) with every dC/dtheta.
+    For the gradients that contract a full matrix such as C^-1 E[f f^T] C^-1 - C^-1
+    (K&G eq. 57) with every dC/dtheta, and for the softmax blocks E_c (W&B eqs. 24-25).
     """
     lower, info = dpotri(chol, lower=1)
     if info != 0:
