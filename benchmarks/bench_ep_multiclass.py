@@ -42,7 +42,7 @@ from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 from gpcbench.models import MulticlassEPGaussianProcessClassifier, gpc_ep_variant
-from gpcbench.multiclass import ClassDifferenceCovariance
+from gpcbench.inference.ep_multiclass import ClassDifferenceCovariance
 
 BASE = Covariance(theta0=1.0, theta1=1e-4, theta2=0.1, inverse_lengthscale=0.5)
 

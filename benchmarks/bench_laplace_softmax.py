@@ -61,7 +61,7 @@ def run(n, C, repeat):
     Y = np.eye(C)[y].T
     cov = SoftmaxCovariance(tuple(Covariance(THETA0 * (1 + 0.1 * c), THETA1, THETA2, SCALE)
                                   for c in range(C)), C)
-    K = cov.matrices(X)
+    K = cov(X)
     chol_C, _ = best_time(lambda: [linalg.cholesky(K_c, lower=True) for K_c in K], repeat)
     dense = linalg.block_diag(*K)
     chol_dense, _ = best_time(lambda: linalg.cholesky(dense, lower=True), max(1, repeat // 2))

@@ -14,7 +14,7 @@ from gpcbench.models import (
     EPGaussianProcessClassifier,
     MulticlassEPGaussianProcessClassifier,
 )
-from gpcbench.multiclass import (
+from gpcbench.inference.ep_multiclass import (
     ClassDifferenceCovariance,
     class_probabilities,
     label_eq53,

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace import laplace_mode, log_evidence_gradient
 from gpcbench.likelihoods import ERF_SCALES, ERF_WEIGHTS, get_likelihood
-from gpcbench.learning.hmc import sample
+from gpcbench.mcmc.hmc import sample
 from gpcbench.learning.mpl import (
     GaussianLogPrior,
     LaplaceHyperposterior,

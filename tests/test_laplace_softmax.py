@@ -61,7 +61,7 @@ def psi_dense(f, K, Y):
 @pytest.mark.parametrize("shared", [False, True])
 def test_newton_mode_maximises_the_log_posterior(shared):
     X, Y, cov = _problem(shared=shared)
-    K = cov.matrices(X)
+    K = cov(X)
     state = laplace_mode(K, Y)
     Kd = linalg.block_diag(*K)
     direct = optimize.minimize(lambda f: -psi_dense(f, Kd, Y), np.zeros(Y.size),
@@ -75,7 +75,7 @@ def test_newton_mode_maximises_the_log_posterior(shared):
 def test_block_identities_equal_dense_algebra():
     """W&B eqs. 24-25 / GPML Alg. 3.3: every O(C n^3) quantity against (Cn) x (Cn) algebra."""
     X, Y, cov = _problem()
-    K = cov.matrices(X)
+    K = cov(X)
     state = laplace_mode(K, Y)
     Kd, W = dense(K, state.pi)
     I = np.eye(Y.size)
@@ -104,7 +104,7 @@ def test_block_identities_equal_dense_algebra():
 def test_evidence_equals_the_dense_laplace_formula():
     """log q = Psi(f^) + Cn/2 log 2 pi - 1/2 log|K| - 1/2 log|K^-1 + W| (W&B eq. 9)."""
     X, Y, cov = _problem(seed=3)
-    K = cov.matrices(X)
+    K = cov(X)
     state = laplace_mode(K, Y)
     Kd, W = dense(K, state.pi)
     psi = psi_dense(state.f.ravel(), Kd, Y)
@@ -115,14 +115,14 @@ def test_evidence_equals_the_dense_laplace_formula():
 @pytest.mark.parametrize("shared", [False, True])
 def test_evidence_gradient_matches_finite_differences(shared):
     X, Y, cov = _problem(seed=5, shared=shared)
-    K = cov.matrices(X)
+    K = cov(X)
     grad = evidence_gradient(X, cov, K, laplace_mode(K, Y))
     log_params, h = cov.log_params, 1e-5
     fd = np.zeros_like(log_params)
     for index in np.ndindex(log_params.shape):
         step = np.zeros_like(log_params)
         step[index] = h
-        up, down = (laplace_mode(cov.with_log_params(log_params + s).matrices(X), Y).log_evidence
+        up, down = (laplace_mode(cov.with_log_params(log_params + s)(X), Y).log_evidence
                     for s in (step, -step))
         fd[index] = (up - down) / (2 * h)
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
@@ -133,7 +133,7 @@ def test_penalised_objective_adds_the_log_normal_prior():
     objective = penalised_objective(X, Y, cov)
     x = cov.log_params[cov.learned_mask()]
     value, grad = objective(x)
-    evidence = laplace_mode(cov.matrices(X), Y).log_evidence
+    evidence = laplace_mode(cov(X), Y).log_evidence
     prior = np.sum(-0.5 * ((x + 3.0) / 3.0) ** 2)  # N(-3, 3^2) up to its constant
     assert -value == pytest.approx(evidence + prior, abs=1e-9)
     assert cov.learned_mask().sum() == 3 * 5 and not cov.learned_mask()[:, 2].any()
@@ -155,7 +155,7 @@ def test_two_classes_shared_reduce_to_binary_logistic_laplace():
     theta0, theta1, theta2, scale = 1.3, 0.2, 0.05, 0.7
     cov = SoftmaxCovariance((Covariance(theta0, theta1, theta2, scale),), 2)
     Y = np.eye(2)[y].T
-    state = laplace_mode(cov.matrices(X), Y)
+    state = laplace_mode(cov(X), Y)
     kernel = (ConstantKernel(2 * theta0) * RBF(1 / np.sqrt(scale)) + ConstantKernel(2 * theta1)
               + WhiteKernel(2 * theta2))
     binary = GaussianProcessClassifier(kernel, optimizer=None).fit(X, y)
@@ -169,7 +169,7 @@ def test_two_classes_shared_reduce_to_binary_logistic_laplace():
 
 def test_latent_predictive_equals_dense_cho_eq_28():
     X, Y, cov = _problem(seed=8)
-    K = cov.matrices(X)
+    K = cov(X)
     state = laplace_mode(K, Y)
     Xt = np.random.default_rng(2).normal(size=(4, 3)).round()
     cross, prior = cov.cross(Xt, X), cov.diag(Xt)
@@ -184,7 +184,7 @@ def test_latent_predictive_equals_dense_cho_eq_28():
 
 def test_mc_probabilities_match_a_high_sample_reference():
     X, Y, cov = _problem(seed=9)
-    state = laplace_mode(cov.matrices(X), Y)
+    state = laplace_mode(cov(X), Y)
     Xt = np.random.default_rng(3).normal(size=(5, 3)).round()
     mean, S = latent_predictive(state, cov.cross(Xt, X), cov.diag(Xt), Y)
     probs = mc_class_probabilities(mean, S, 1000, random_state=0)
@@ -198,7 +198,7 @@ def test_mc_probabilities_match_a_high_sample_reference():
 def test_m_step_gradient_matches_finite_differences():
     """Cho eq. 21 against central differences of eq. 20."""
     X, Y, cov = _problem(seed=10, shared=True)
-    K = cov.matrices(X)
+    K = cov(X)
     state = laplace_mode(K, Y)
     (A, k), = m_step_statistics(cov, state.f, posterior_class_covariances(K, state))
     base = cov.groups[0]
@@ -212,7 +212,7 @@ def test_bound_terms_and_expected_log_sum_exp():
     """At Theta_t: E_q ln p(f) + H(q) = -1/2 a^T f + 1/2 tr((K + W^-1)^-1 K) - 1/2 ln|I + KW|
     (dense), and the control-variate Monte Carlo of E lse(f) agrees with plain Monte Carlo."""
     X, Y, cov = _problem(seed=11)
-    K = cov.matrices(X)
+    K = cov(X)
     state = laplace_mode(K, Y)
     V = posterior_class_covariances(K, state)
     blocks = posterior_point_blocks(K, state)

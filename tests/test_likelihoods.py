@@ -13,11 +13,11 @@ from scipy import integrate, special, stats
 from gpcbench.likelihoods import (
     GaussianLikelihood,
     NoisyThresholdLikelihood,
+    ProbitLikelihood,
     get_likelihood,
-    log_ndtr_array,
-    probit_likelihood,
     softmax_log_likelihood,
 )
+from gpcbench.tilted_moments import log_ndtr_array
 
 
 def test_log_ndtr_matches_scipy_everywhere():
@@ -170,7 +170,25 @@ def test_probit_is_threshold_with_latent_noise():
         probit = NoisyThresholdLikelihood(0.0, s2).tilted(y, mu, var)
         threshold = NoisyThresholdLikelihood().tilted(y, mu, var + s2)
         np.testing.assert_allclose(probit.log_z, threshold.log_z, rtol=1e-13)
-    assert probit_likelihood().probit_variance == 1.0
+    assert ProbitLikelihood().probit_variance == 1.0
+
+
+def test_one_probit_with_both_capabilities():
+    """The probit's tilted moments (EP) and derivatives / predictive (Laplace) are one model."""
+    rng = np.random.default_rng(1)
+    y = rng.choice([-1.0, 1.0], 30)
+    mu, var = rng.normal(0, 3, 30), rng.uniform(0.1, 4, 30)
+    probit = get_likelihood("probit")
+    assert isinstance(probit, NoisyThresholdLikelihood)
+    tilted = probit.tilted(y, mu, var)
+    np.testing.assert_allclose(tilted.log_z, special.log_ndtr(y * mu / np.sqrt(1 + var)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.exp(tilted.log_z[y > 0]),
+                               probit.predictive_probability(mu, var)[y > 0], rtol=1e-12)
+    np.testing.assert_allclose(probit.derivatives(y, mu)[0], special.log_ndtr(y * mu),
+                               rtol=1e-12)
+    with pytest.raises(NotImplementedError):
+        get_likelihood("logistic").tilted(y, mu, var)
 
 
 def test_predictive_probability_eqs_25_26():

@@ -18,20 +18,50 @@ Hyperparameters are optimised in log space (Section 3.5), so the parameter vecto
 and :meth:`Covariance.gradients` returns dC/d(log parameter), one n x n slice per entry.
 The same object serves every Gaussian-process method of the package (EP, Laplace,
 variational, multiclass EP).
+
+:class:`CovarianceFunction` is what the inference and learning layers ask of a prior
+covariance; :class:`Covariance` implements it, and so do the multiclass priors built on it
+(:class:`~gpcbench.inference.ep_multiclass.ClassDifferenceCovariance`, K&G eq. 43, and
+:class:`~gpcbench.inference.laplace_softmax.SoftmaxCovariance`, W&B eq. 12).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from scipy.spatial.distance import cdist
 
 SCALAR_NAMES = ("theta0", "theta1", "theta2")
+#: The hyperparameters of eq. 13 by name (``inverse_lengthscale`` covers all the l_m).
+COVARIANCE_NAMES = (*SCALAR_NAMES, "inverse_lengthscale")
+
+
+class CovarianceFunction(Protocol):
+    """A prior covariance with hyperparameters learned in log space (K&G sec. 3.5).
+
+    The training-input prior, its contraction with a weight of the same shape (the gradient
+    of every evidence or bound), and the log hyperparameter array in and out.
+    """
+
+    @property
+    def log_params(self) -> np.ndarray:
+        """The log hyperparameters (a parameter equal to zero maps to -inf)."""
+
+    def with_log_params(self, log_params) -> CovarianceFunction:
+        """A copy with the hyperparameters exp(log_params), same layout as :attr:`log_params`."""
+
+    def __call__(self, X) -> np.ndarray:
+        """The prior covariance of the latent values at the training inputs X."""
+
+    def gradient_contraction(self, X, weight) -> np.ndarray:
+        """sum_ij weight_ij dK_ij/d(log parameter) for ``weight`` of the shape of
+        ``self(X)``, in the layout of :attr:`log_params`."""
 
 
 @dataclass(frozen=True)
-class Covariance:
+class Covariance(CovarianceFunction):
     """Covariance of eq. 13 with the feature distance of eq. 14.
 
     Parameters
@@ -83,7 +113,7 @@ class Covariance:
     def param_names(self) -> list[str]:
         """Names of the entries of :attr:`params` (and of :meth:`gradients`)."""
         if self.shared:
-            return [*SCALAR_NAMES, "inverse_lengthscale"]
+            return [*COVARIANCE_NAMES]
         return [*SCALAR_NAMES] + [
             f"inverse_lengthscale[{m}]" for m in range(self.inverse_lengthscale.size)
         ]

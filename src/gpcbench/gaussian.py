@@ -18,6 +18,9 @@ identities used are
     (K + S^-1)^-1 = S^1/2 B^-1 S^1/2                             (Lambda + C)^-1 of eq. 24
     mu            = K alpha,  alpha = b - S^1/2 B^-1 S^1/2 K b     (h = C alpha, eq. 27)
     log|I + K S|  = log|B| = 2 sum log L_ii.
+
+The dense helpers :func:`cholesky_lower`, :func:`log_det_from_cholesky` and
+:func:`inverse_from_cholesky` serve every module that factors a prior covariance itself.
 """
 
 from __future__ import annotations
@@ -26,6 +29,29 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
+from scipy.linalg.lapack import dpotri
+
+
+def cholesky_lower(matrix) -> np.ndarray:
+    """Lower Cholesky factor L of a symmetric positive definite matrix, L L^T = matrix."""
+    return cholesky(matrix, lower=True, check_finite=False)
+
+
+def log_det_from_cholesky(chol) -> float:
+    """log|A| = 2 sum log L_ii from the lower Cholesky factor L of A."""
+    return 2.0 * np.sum(np.log(np.diag(chol)))
+
+
+def inverse_from_cholesky(chol) -> np.ndarray:
+    """A^-1 from the lower Cholesky factor of A (LAPACK potri, then symmetrised).
+
+    For the gradients that contract a full matrix such as C^-1 E[f f^T] C^-1 - C^-1
+    (K&G eq. 57) with every dC/dtheta, and for the softmax blocks E_c (W&B eqs. 24-25).
+    """
+    lower, info = dpotri(chol, lower=1)
+    if info != 0:
+        raise LinAlgError(f"potri failed (info={info})")
+    return np.tril(lower) + np.tril(lower, -1).T
 
 
 @dataclass(frozen=True)
@@ -64,7 +90,7 @@ class SiteFactorization:
     @property
     def log_det(self) -> float:
         """log|B| = log|I + K S| = log|K + S^-1| + log|S| (the latter when S > 0)."""
-        return 2.0 * float(np.sum(np.log(np.diag(self.chol))))
+        return float(log_det_from_cholesky(self.chol))
 
     def solve(self, rhs) -> np.ndarray:
         """B^-1 rhs."""

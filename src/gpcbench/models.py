@@ -28,6 +28,7 @@ from gpcbench.estimators.ep import (
     EPGaussianProcessRegressor,
     gpc_ep_variant,
 )
+from gpcbench.estimators.ep_multiclass import MulticlassEPGaussianProcessClassifier
 from gpcbench.estimators.gkm import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
 from gpcbench.estimators.laplace_softmax import (
@@ -36,7 +37,6 @@ from gpcbench.estimators.laplace_softmax import (
 )
 from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
-from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
 
 __all__ = [
     "BGKMClassifier",

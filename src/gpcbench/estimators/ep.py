@@ -12,46 +12,47 @@ learning modules (a thin layer: no numerics here). Import them from :mod:`gpcben
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import Covariance
-from gpcbench.estimators._common import binary_signs, eq13_covariance
+from gpcbench.covariance import COVARIANCE_NAMES
+from gpcbench.estimators._common import (
+    BinaryOnly,
+    Eq13Estimator,
+    binary_signs,
+    document_covariance,
+    store_parameters,
+)
 from gpcbench.inference.ep import DEFAULT_SCHEDULE, expectation_propagation
 from gpcbench.learning.em_ep import (
-    COVARIANCE_NAMES,
     VARIANTS,
     em_ep,
+    hyperparameter_values,
     initial_hyperparameters,
+    trace_entry,
 )
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
 
 
-class _EPGaussianProcess(BaseEstimator):
-    """Fitting logic shared by the classifier and the regressor (subclasses set the likelihood)."""
+class EPGaussianProcessBase(Eq13Estimator):
+    """Fitting logic shared by the EP classifiers and the regressor (subclasses choose the
+    likelihood and may wrap the covariance, as the multiclass classifier does)."""
 
     _default_learn: tuple[str, ...] = ()
 
-    def _covariance(self, n_features: int) -> Covariance:
-        return eq13_covariance(self, n_features)
-
-    def _learned(self, likelihood) -> tuple[str, ...]:
+    def _learned(self) -> tuple[str, ...]:
+        """``learn_hyperparameters`` as names (:func:`~gpcbench.learning.em_ep.em_ep` checks
+        them)."""
         if self.learn_hyperparameters is True:
             return self._default_learn
         if self.learn_hyperparameters is False or self.learn_hyperparameters is None:
             return ()
-        learn = tuple(self.learn_hyperparameters)
-        unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
-        if unknown:
-            raise ValueError(
-                f"learn_hyperparameters names unknown hyperparameters {sorted(unknown)}"
-            )
-        return learn
+        return tuple(self.learn_hyperparameters)
 
     def _fit_targets(self, X, targets, likelihood):
         """EM-EP (or a single EP run) on validated inputs; sets all fitted attributes."""
         covariance = self._covariance(X.shape[1])
-        learn = self._learned(likelihood)
+        learn = self._learned()
         ep_options = {"schedule": self.ep_schedule}
         if learn:
             result = em_ep(
@@ -68,20 +69,14 @@ class _EPGaussianProcess(BaseEstimator):
             trace, converged = result.trace, result.converged
         else:
             ep = expectation_propagation(covariance(X), targets, likelihood, **ep_options)
-            trace = [_fixed_trace(ep, covariance, likelihood)]
+            trace = [trace_entry(0, ep, covariance, likelihood)]
             converged = True
-        self.X_train_ = X
-        self.covariance_ = covariance
+        self._set_fitted(X, covariance, log_evidence=ep.log_evidence,
+                         converged=converged and ep.converged, trace=trace,
+                         hyperparameters=hyperparameter_values(covariance, likelihood))
+        self.convergence_trace_ = trace
         self.likelihood_ = likelihood
         self.ep_ = ep
-        self.hyperparameters_ = {
-            **covariance.to_dict(),
-            likelihood.parameter_name: float(likelihood.params[0]),
-        }
-        self.log_evidence_ = self.log_marginal_likelihood_value_ = ep.log_evidence
-        self.trace_ = self.convergence_trace_ = trace
-        self.converged_ = bool(converged and ep.converged)
-        self.n_iter_ = len(trace)
         return self
 
     def _latent(self, X):
@@ -92,49 +87,24 @@ class _EPGaussianProcess(BaseEstimator):
         return self.ep_.predict(cross, self.covariance_.diag(X))
 
 
-def _fixed_trace(ep, covariance, likelihood) -> dict:
-    """The one trace entry of a fit without learning (no M-step, so no bound F)."""
-    values = {**covariance.to_dict(), likelihood.parameter_name: float(likelihood.params[0])}
-    return {
-        "iteration": 0,
-        "log_evidence": ep.log_evidence,
-        "lower_bound": None,
-        "lower_bound_prior": None,
-        "m_step_gain": None,
-        "hyperparameters": values,
-        "ep_sweeps": ep.n_sweeps,
-        "ep_converged": ep.converged,
-    }
-
-
-class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
+@document_covariance
+class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcessBase):
     """Binary Gaussian process classifier with EP inference and EM-EP learning.
 
     The prior covariance is eq. 13 of Kim & Ghahramani (2006) and the likelihood eq. 10,
     epsilon + (1 - 2 epsilon) H(y f). The defaults are the paper's GPC-EP(s,soft) with the
-    initial values of footnote 11 and epsilon = 0 (footnote 12).
+    initial values of footnote 11 and epsilon = 0 (footnote 12); theta2 > 0 with epsilon = 0
+    makes the threshold a probit of variance theta2 (a "soft" boundary).
 
     Parameters
     ----------
-    theta0 : float, default=1.0
-        Signal variance.
-    theta1 : float, default=1e-4
-        Bias (constant added to every covariance).
-    theta2 : float, default=1e-3
-        Latent noise variance: with epsilon = 0 this makes the threshold a probit with
-        variance theta2 (a "soft" boundary).
-    inverse_lengthscale : float or array-like of shape (n_features,), default=0.05
-        The l_m of eq. 13; a scalar is shared by all features unless ``ard`` is True.
-    ard : bool, default=False
-        One inverse lengthscale per feature (the "m" variants).
+    {covariance_parameters}
     epsilon : float in [0, 0.5), default=0.0
         Labelling-error probability of eq. 10.
     learn_hyperparameters : bool or collection of str, default=True
         True learns theta0, theta1, theta2 and the inverse lengthscales by EM-EP (epsilon stays
         fixed, as in the paper); False keeps all values; a collection names the learned ones
         among ``"theta0", "theta1", "theta2", "inverse_lengthscale", "epsilon"``.
-    discrete_features : array-like of bool or int, default=None
-        Mask or indices of discrete features (distance 1 - delta, eq. 14).
     ep_schedule : {"sequential", "parallel"}, default="sequential"
         EP site-update schedule (see :mod:`gpcbench.inference.ep`).
     max_iter : int, default=100
@@ -177,37 +147,10 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
 
     _default_learn = COVARIANCE_NAMES
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=1e-4,
-        theta2=1e-3,
-        inverse_lengthscale=0.05,
-        ard=False,
-        epsilon=0.0,
-        learn_hyperparameters=True,
-        discrete_features=None,
-        *,
-        ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
-    ):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.epsilon = epsilon
-        self.learn_hyperparameters = learn_hyperparameters
-        self.discrete_features = discrete_features
-        self.ep_schedule = ep_schedule
-        self.max_iter = max_iter
-        self.tol = tol
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+    def __init__(self, theta0=1.0, theta1=1e-4, theta2=1e-3, inverse_lengthscale=0.05,
+                 ard=False, epsilon=0.0, learn_hyperparameters=True, discrete_features=None, *,
+                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3):
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Fit EP (and EM-EP when learning hyperparameters) to binary labels y."""
@@ -221,9 +164,7 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
         it orders points exactly as ``predict_proba[:, 1]`` does.
         """
         mean, variance = self._latent(X)
-        return mean / np.sqrt(
-            np.maximum(variance + self.likelihood_.probit_variance, np.finfo(float).tiny)
-        )
+        return self.likelihood_.decision_value(mean, variance)
 
     def predict_proba(self, X):
         """Class probabilities by eq. 25 (the test label is assumed free of labelling error)."""
@@ -238,7 +179,7 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
-class EPGaussianProcessRegressor(RegressorMixin, _EPGaussianProcess):
+class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
     """Gaussian process regression through the EP machinery with a Gaussian site.
 
     EP is exact here (Rodrigues 2014, section 4): after one sweep the posterior and log Z are
@@ -272,32 +213,10 @@ class EPGaussianProcessRegressor(RegressorMixin, _EPGaussianProcess):
 
     _default_learn = ("theta0", "theta1", "inverse_lengthscale", "noise_variance")
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=1.0,
-        theta2=1e-6,
-        inverse_lengthscale=1.0,
-        ard=False,
-        noise_variance=0.1,
-        learn_hyperparameters=True,
-        discrete_features=None,
-        *,
-        ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
-    ):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.noise_variance = noise_variance
-        self.learn_hyperparameters = learn_hyperparameters
-        self.discrete_features = discrete_features
-        self.ep_schedule = ep_schedule
-        self.max_iter = max_iter
-        self.tol = tol
+    def __init__(self, theta0=1.0, theta1=1.0, theta2=1e-6, inverse_lengthscale=1.0, ard=False,
+                 noise_variance=0.1, learn_hyperparameters=True, discrete_features=None, *,
+                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3):
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Fit the GP regression posterior (and hyperparameters when learning)."""
@@ -324,7 +243,7 @@ def gpc_ep_variant(name: str, init: dict | None = None, *,
         the paper's first-fold values (required explicitly for (m,soft)).
     classifier : class, default=EPGaussianProcessClassifier
         The estimator to configure, e.g.
-        :class:`~gpcbench.multiclass.MulticlassEPGaussianProcessClassifier` for Table 7.
+        :class:`~gpcbench.estimators.ep_multiclass.MulticlassEPGaussianProcessClassifier` for Table 7.
     **options
         Further constructor arguments (ep_schedule, max_iter, tol, ...).
     """

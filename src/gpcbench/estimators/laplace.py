@@ -3,7 +3,7 @@
 
 A thin layer over :mod:`gpcbench.inference.laplace` (mode, eq. 9 evidence, Appendix B
 gradient), :mod:`gpcbench.learning.mpl` (penalised likelihood / hyperparameter posterior) and
-:mod:`gpcbench.learning.hmc` (Appendix D); no numerics here.
+:mod:`gpcbench.mcmc.hmc` (Appendix D); no numerics here.
 """
 
 from __future__ import annotations
@@ -11,19 +11,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import binary_signs, eq13_covariance
-from gpcbench.inference.laplace import laplace_mode, laplace_state
-from gpcbench.likelihoods import get_likelihood
-from gpcbench.learning import hmc
+from gpcbench.estimators._common import (
+    BinaryOnly,
+    Eq13Estimator,
+    binary_signs,
+    document_covariance,
+    store_parameters,
+)
+from gpcbench.inference.laplace import averaged_predictive, laplace_mode
 from gpcbench.learning.mpl import (
     GaussianLogPrior,
     LaplaceHyperposterior,
     maximize_penalized_likelihood,
 )
+from gpcbench.likelihoods import get_likelihood
+from gpcbench.mcmc import hmc
 from gpcbench.mcmc.diagnostics import summarize
 
 LEARNING = ("mpl", "hmc", "fixed")
@@ -31,7 +37,8 @@ LEARNING = ("mpl", "hmc", "fixed")
 WB_LEARNED = ("theta0", "theta1", "inverse_lengthscale")
 
 
-class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
+@document_covariance
+class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimator):
     """Binary GP classifier with Laplace's approximation (Williams & Barber 1998, section 3).
 
     The prior covariance is eq. 13 of Kim & Ghahramani (2006) (theta1 plays W&B's offset v1,
@@ -40,24 +47,13 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
     integrated over by Hybrid Monte Carlo (HMC); both use independent N(-3, 3^2) priors on
     the log hyperparameters (W&B section 5). The defaults start from W&B's initial values
     (log v0 = 0, log w_l = -2; the offset at the prior mean, log theta1 = -3) without latent
-    noise (theta2 = 0).
+    noise (theta2 = 0, not in W&B's model; learnable only if > 0).
 
     Parameters
     ----------
-    theta0 : float, default=1.0
-        Signal variance (W&B's v0).
-    theta1 : float, default=exp(-3)
-        Bias (W&B's offset variance v1).
-    theta2 : float, default=0.0
-        Latent noise variance on the diagonal (not in W&B's model; learnable only if > 0).
-    inverse_lengthscale : float or array-like of shape (n_features,), default=exp(-2)
-        The l_m of eq. 13 (W&B's w_l); a scalar is shared by all features unless ``ard``.
-    ard : bool, default=False
-        One inverse lengthscale per feature, as W&B use.
+    {covariance_parameters}
     likelihood : {"logistic", "probit"}, default="logistic"
     hyperparameter_learning : {"mpl", "hmc", "fixed"}, default="mpl"
-    discrete_features : array-like of bool or int, default=None
-        Mask or indices of discrete features (distance 1 - delta, eq. 14 of Kim & Ghahramani).
     learned_hyperparameters : collection of str, default=("theta0", "theta1", "inverse_lengthscale")
         Which of "theta0", "theta1", "theta2", "inverse_lengthscale" MPL / HMC move.
     prior_mean, prior_sd : float, default=-3.0, 3.0
@@ -122,51 +118,13 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
     ['a', 'b']
     """
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=math.exp(-3.0),
-        theta2=0.0,
-        inverse_lengthscale=math.exp(-2.0),
-        ard=False,
-        likelihood="logistic",
-        hyperparameter_learning="mpl",
-        discrete_features=None,
-        *,
-        learned_hyperparameters=WB_LEARNED,
-        prior_mean=-3.0,
-        prior_sd=3.0,
-        max_iter=200,
-        n_samples=200,
-        burn_in=1 / 3,
-        n_leapfrog=20,
-        step_size=0.1,
-        target_rejection=0.05,
-        random_state=None,
-    ):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.likelihood = likelihood
-        self.hyperparameter_learning = hyperparameter_learning
-        self.discrete_features = discrete_features
-        self.learned_hyperparameters = learned_hyperparameters
-        self.prior_mean = prior_mean
-        self.prior_sd = prior_sd
-        self.max_iter = max_iter
-        self.n_samples = n_samples
-        self.burn_in = burn_in
-        self.n_leapfrog = n_leapfrog
-        self.step_size = step_size
-        self.target_rejection = target_rejection
-        self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+    def __init__(self, theta0=1.0, theta1=math.exp(-3.0), theta2=0.0,
+                 inverse_lengthscale=math.exp(-2.0), ard=False, likelihood="logistic",
+                 hyperparameter_learning="mpl", discrete_features=None, *,
+                 learned_hyperparameters=WB_LEARNED, prior_mean=-3.0, prior_sd=3.0,
+                 max_iter=200, n_samples=200, burn_in=1 / 3, n_leapfrog=20, step_size=0.1,
+                 target_rejection=0.05, random_state=None):
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Find the hyperparameters (or their posterior) and the Laplace mode(s)."""
@@ -174,49 +132,33 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         if self.hyperparameter_learning not in LEARNING:
             raise ValueError(f"hyperparameter_learning must be one of {LEARNING}, "
                              f"got {self.hyperparameter_learning!r}")
-        self.X_train_ = X
         self.y_train_ = signs
         self._likelihood = get_likelihood(self.likelihood)
         posterior = LaplaceHyperposterior(
-            self._initial_covariance(X.shape[1]), X, self.y_train_, self._likelihood,
+            self._covariance(X.shape[1]), X, signs, self._likelihood,
             self._learned_mask(X.shape[1]), GaussianLogPrior(self.prior_mean, self.prior_sd))
         getattr(self, f"_fit_{self.hyperparameter_learning}")(posterior)
-        self.log_marginal_likelihood_value_ = self.log_evidence_
-        self.hyperparameters_ = self.covariance_.to_dict()
         return self
-
-    # eq. 13 from the constructor's covariance arguments, as for the EP classifiers
-    _initial_covariance = eq13_covariance
-
-    def _learned_mask(self, n_features: int) -> np.ndarray:
-        names = self._initial_covariance(n_features).param_names
-        unknown = set(self.learned_hyperparameters) - {"theta0", "theta1", "theta2",
-                                                       "inverse_lengthscale"}
-        if unknown:
-            raise ValueError(f"learned_hyperparameters names unknown ones {sorted(unknown)}")
-        return np.array([name.split("[")[0] in self.learned_hyperparameters for name in names])
 
     def _fit_fixed(self, posterior):
         covariance = posterior.covariance
-        result = laplace_mode(covariance(self.X_train_), self.y_train_, self._likelihood)
-        self._set_point(covariance, result, converged=result.converged, n_iter=result.n_iter)
-        self.trace_ = [{"iteration": 0, "log_evidence": result.log_evidence,
-                        "hyperparameters": covariance.to_dict(),
-                        "newton_iterations": result.n_iter,
-                        "newton_converged": result.converged}]
+        result = laplace_mode(covariance(posterior.X), posterior.y, self._likelihood)
+        trace = [{"iteration": 0, "log_evidence": result.log_evidence,
+                  "hyperparameters": covariance.to_dict(), "newton_iterations": result.n_iter,
+                  "newton_converged": result.converged}]
+        self._set_point(posterior, covariance, result, converged=result.converged, trace=trace,
+                        n_iter=result.n_iter)
 
     def _fit_mpl(self, posterior):
         opt = maximize_penalized_likelihood(posterior, max_iter=self.max_iter)
-        self._set_point(opt.covariance, opt.laplace, converged=opt.converged, n_iter=opt.n_iter)
-        self.trace_ = opt.trace
+        self._set_point(posterior, opt.covariance, opt.laplace, converged=opt.converged,
+                        trace=opt.trace, n_iter=opt.n_iter)
 
-    def _set_point(self, covariance, result, *, converged, n_iter):
-        self.covariance_ = covariance
+    def _set_point(self, posterior, covariance, result, *, converged, trace, n_iter):
+        self._set_fitted(posterior.X, covariance, log_evidence=result.log_evidence,
+                         converged=converged, trace=trace, n_iter=n_iter)
         self.samples_ = covariance.log_params[None, :]
         self.mode_weights_ = result.alpha[None, :]
-        self.log_evidence_ = result.log_evidence
-        self.converged_ = bool(converged)
-        self.n_iter_ = int(n_iter)
         self.acceptance_rate_ = None
         self.diagnostics_ = {}
 
@@ -228,16 +170,17 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
             target_rejection=self.target_rejection,
             rng=np.random.default_rng(rng.randint(2**32 - 1)))
         modes = [posterior.laplace(x) for x in retained.samples]
-        self.covariance_ = posterior.covariance_at(retained.samples.mean(axis=0))
+        self._set_fitted(
+            posterior.X, posterior.covariance_at(retained.samples.mean(axis=0)),
+            log_evidence=float(np.mean([mode.log_evidence for mode in modes])),
+            converged=all(mode.converged for mode in modes),
+            trace=_hmc_trace(posterior, warmup, "burn-in") + _hmc_trace(
+                posterior, retained, "retained", start=warmup.samples.shape[0]),
+            n_iter=warmup.samples.shape[0] + retained.samples.shape[0])
         self.samples_ = np.array([posterior.covariance_at(x).log_params
                                   for x in retained.samples])
         self.mode_weights_ = np.array([mode.alpha for mode in modes])
-        self.log_evidence_ = float(np.mean([mode.log_evidence for mode in modes]))
-        self.converged_ = all(mode.converged for mode in modes)
-        self.n_iter_ = warmup.samples.shape[0] + retained.samples.shape[0]
         self.acceptance_rate_ = retained.acceptance_rate
-        self.trace_ = _hmc_trace(posterior, warmup, "burn-in") + _hmc_trace(
-            posterior, retained, "retained", start=warmup.samples.shape[0])
         names = np.array(self.covariance_.param_names)[posterior.learned]
         self.diagnostics_ = {
             "step_size": retained.step_size,
@@ -250,15 +193,8 @@ class LaplaceGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         """(p(classes_[0] | x), p(classes_[1] | x)) averaged over ``samples_`` (W&B eq. 7)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        negative, positive = np.zeros(X.shape[0]), np.zeros(X.shape[0])
-        for log_params, alpha in zip(self.samples_, self.mode_weights_):
-            covariance = self.covariance_.with_log_params(log_params)
-            state = laplace_state(covariance(self.X_train_), self.y_train_, self._likelihood,
-                                  alpha)
-            mean, variance = state.predict(covariance(X, self.X_train_), covariance.diag(X))
-            positive += self._likelihood.predictive_probability(mean, variance)
-            negative += self._likelihood.predictive_probability(-mean, variance)
-        return negative / len(self.samples_), positive / len(self.samples_)
+        return averaged_predictive(self.covariance_, self.samples_, self.mode_weights_,
+                                   self.X_train_, self.y_train_, self._likelihood, X)
 
     def predict_proba(self, X):
         """Class probabilities: the Gaussian integral of the likelihood (Appendix A),

@@ -13,10 +13,15 @@ and predict by averaging the softmax over ``n_draws`` draws of the Gaussian late
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import class_indices, eq13_covariance
+from gpcbench.estimators._common import (
+    Eq13Estimator,
+    class_indices,
+    document_covariance,
+    store_parameters,
+)
 from gpcbench.inference.laplace_softmax import (
     SoftmaxCovariance,
     laplace_mode,
@@ -29,11 +34,12 @@ from gpcbench.learning.mpl import LearningResult, softmax_mpl
 HYPERPARAMETER_LEARNING = ("mpl", "fixed")
 
 
-class _SoftmaxLaplaceBase(ClassifierMixin, BaseEstimator):
+class _SoftmaxLaplaceBase(ClassifierMixin, Eq13Estimator):
     """Validation, class coding, fitted attributes and prediction shared by both estimators."""
 
-    def _initial_covariance(self, n_features: int, n_classes: int) -> SoftmaxCovariance:
-        base = eq13_covariance(self, n_features)  # eq. 13, as for EP
+    def _class_covariances(self, n_features: int, n_classes: int) -> SoftmaxCovariance:
+        """Eq. 13 on every class (W&B eq. 12), one shared or one per class."""
+        base = self._covariance(n_features)
         return SoftmaxCovariance((base,) * (1 if self.shared_hyperparameters else n_classes),
                                  n_classes)
 
@@ -41,12 +47,11 @@ class _SoftmaxLaplaceBase(ClassifierMixin, BaseEstimator):
         """Fit the Laplace approximation and, unless fixed, the hyperparameters."""
         X, index = class_indices(self, X, y)
         Y = np.eye(self.classes_.size)[index].T  # one-hot, (C, n)
-        result = self._learn(X, Y, self._initial_covariance(X.shape[1], self.classes_.size))
-        self.X_train_, self.Y_train_ = X, Y
-        self.covariance_, self.laplace_ = result.covariance, result.laplace
-        self.hyperparameters_ = [cov.to_dict() for cov in result.covariance.per_class()]
-        self.log_evidence_ = float(result.laplace.log_evidence)
-        self.converged_, self.n_iter_, self.trace_ = result.converged, result.n_iter, result.trace
+        result = self._learn(X, Y, self._class_covariances(X.shape[1], self.classes_.size))
+        self._set_fitted(X, result.covariance, log_evidence=float(result.laplace.log_evidence),
+                         converged=result.converged, trace=result.trace, n_iter=result.n_iter,
+                         hyperparameters=[c.to_dict() for c in result.covariance.per_class()])
+        self.Y_train_, self.laplace_ = Y, result.laplace
         return self
 
     def latent_predictive(self, X):
@@ -68,20 +73,17 @@ class _SoftmaxLaplaceBase(ClassifierMixin, BaseEstimator):
         return self.classes_[index]
 
 
+@document_covariance
 class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
     """Multiclass GPC with the softmax likelihood and Laplace's approximation (W&B 1998).
 
+    Every class has the covariance of K&G eq. 13 (W&B eq. 12): theta0, theta1 and the l_m are
+    W&B's v0, v1 and w_l (started at log v0 = 0 and log w_l = -2, W&B sec. 5; W&B eq. 4 has
+    one w_l per feature), theta2 is a fixed jitter.
+
     Parameters
     ----------
-    theta0, theta1, theta2 : float, default=1.0, 0.05, 1e-3
-        Starting signal variance (W&B v0; log v0 initialised to 0, sec. 5), bias (v1) and
-        fixed jitter of every class's covariance (eq. 13 of Kim & Ghahramani 2006).
-    inverse_lengthscale : float or array-like, default=exp(-2)
-        Starting w_l (log w_l initialised to -2, W&B sec. 5).
-    ard : bool, default=False
-        One inverse lengthscale per feature (W&B eq. 4 has one per feature).
-    discrete_features : array-like of bool or int, default=None
-        Features using the 1 - delta distance (eq. 14 of Kim & Ghahramani 2006).
+    {covariance_parameters}
     hyperparameter_learning : {"mpl", "fixed"}, default="mpl"
         Maximum penalised likelihood with Gaussian priors N(-3, 3^2) on the log
         hyperparameters (W&B sec. 5.2), or keep the starting values.
@@ -130,18 +132,7 @@ class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
                  ard=False, discrete_features=None, *, hyperparameter_learning="mpl",
                  shared_hyperparameters=False, n_draws=1000, random_state=None, max_iter=100,
                  tol=1e-5):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.discrete_features = discrete_features
-        self.hyperparameter_learning = hyperparameter_learning
-        self.shared_hyperparameters = shared_hyperparameters
-        self.n_draws = n_draws
-        self.random_state = random_state
-        self.max_iter = max_iter
-        self.tol = tol
+        store_parameters(self, locals())
 
     def _learn(self, X, Y, covariance):
         if self.hyperparameter_learning not in HYPERPARAMETER_LEARNING:
@@ -149,7 +140,7 @@ class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
                              f" got {self.hyperparameter_learning!r}")
         if self.hyperparameter_learning == "mpl":
             return softmax_mpl(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
-        state = laplace_mode(covariance.matrices(X), Y)
+        state = laplace_mode(covariance(X), Y)
         return LearningResult(covariance, state, [{"iteration": 0, "log_evidence": state.log_evidence}],
                               state.converged, 1)
 
@@ -188,17 +179,7 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
     def __init__(self, theta0=1.0, theta1=0.05, theta2=1e-3, inverse_lengthscale=np.exp(-2.0),
                  ard=False, discrete_features=None, *, shared_hyperparameters=False,
                  n_draws=1000, max_iter=100, tol=1e-3, random_state=None):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.discrete_features = discrete_features
-        self.shared_hyperparameters = shared_hyperparameters
-        self.n_draws = n_draws
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def _learn(self, X, Y, covariance):
         return laplace_em(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
@@ -224,7 +205,7 @@ def softmax_laplace_predict(hyperparameters: list[dict], X_train, y_train, X,
     Y = np.eye(classes.size)[index].T
     covariance = SoftmaxCovariance(tuple(Covariance(**h, discrete_features=discrete_features)
                                          for h in hyperparameters), classes.size)
-    state = laplace_mode(covariance.matrices(X_train), Y)
+    state = laplace_mode(covariance(X_train), Y)
     mean, cov = latent_predictive(state, covariance.cross(X, X_train), covariance.diag(X), Y)
     return classes[np.argmax(mc_class_probabilities(mean, cov, random_state=random_state),
                              axis=1)]

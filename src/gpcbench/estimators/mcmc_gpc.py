@@ -11,21 +11,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import solve_triangular
-from scipy.special import softmax
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import class_indices, eq13_covariance
-from gpcbench.estimators.laplace import WB_LEARNED, LaplaceGaussianProcessClassifier
-from gpcbench.likelihoods import get_likelihood
+from gpcbench.estimators._common import (
+    Eq13Estimator,
+    class_indices,
+    document_covariance,
+    store_parameters,
+)
+from gpcbench.estimators.laplace import WB_LEARNED
 from gpcbench.learning.mpl import GaussianLogPrior
 from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
     SweepSettings,
     binary_log_likelihood,
+    observed_class_probabilities,
+    predictive_probabilities,
     run_chains,
     softmax_log_likelihood,
 )
@@ -34,7 +38,8 @@ from gpcbench.mcmc.gp_latent import (
 N_PROBES = 3
 
 
-class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
+@document_covariance
+class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
     """GP classifier with latents and hyperparameters integrated by MCMC (Neal's method).
 
     The model is that of :class:`LaplaceGaussianProcessClassifier` (eq. 13 covariance,
@@ -48,8 +53,7 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    theta0, theta1, theta2, inverse_lengthscale, ard, discrete_features
-        Covariance (initial values) as in :class:`LaplaceGaussianProcessClassifier`.
+    {covariance_parameters}
     likelihood : {"logistic", "probit"}, default="logistic"
         Binary problems only; more classes use the softmax.
     learned_hyperparameters : collection of str, default=("theta0", "theta1", "inverse_lengthscale")
@@ -108,60 +112,14 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         joint density.
     """
 
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=math.exp(-3.0),
-        theta2=0.0,
-        inverse_lengthscale=math.exp(-2.0),
-        ard=False,
-        likelihood="logistic",
-        discrete_features=None,
-        *,
-        learned_hyperparameters=WB_LEARNED,
-        share_class_hyperparameters=True,
-        prior_mean=-3.0,
-        prior_sd=3.0,
-        jitter=0.1,
-        n_samples=2000,
-        burn_in=1 / 3,
-        thin=1,
-        n_chains=2,
-        n_latent_updates=200,
-        n_leapfrog=6,
-        step_size=0.1,
-        target_rejection=0.05,
-        init_spread=1.0,
-        n_predictive_draws=1000,
-        random_state=None,
-    ):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.likelihood = likelihood
-        self.discrete_features = discrete_features
-        self.learned_hyperparameters = learned_hyperparameters
-        self.share_class_hyperparameters = share_class_hyperparameters
-        self.prior_mean = prior_mean
-        self.prior_sd = prior_sd
-        self.jitter = jitter
-        self.n_samples = n_samples
-        self.burn_in = burn_in
-        self.thin = thin
-        self.n_chains = n_chains
-        self.n_latent_updates = n_latent_updates
-        self.n_leapfrog = n_leapfrog
-        self.step_size = step_size
-        self.target_rejection = target_rejection
-        self.init_spread = init_spread
-        self.n_predictive_draws = n_predictive_draws
-        self.random_state = random_state
-
-    # eq. 13 from the constructor's covariance arguments, as for the EP and Laplace classifiers
-    _initial_covariance = eq13_covariance
-    _learned_mask = LaplaceGaussianProcessClassifier._learned_mask
+    def __init__(self, theta0=1.0, theta1=math.exp(-3.0), theta2=0.0,
+                 inverse_lengthscale=math.exp(-2.0), ard=False, likelihood="logistic",
+                 discrete_features=None, *, learned_hyperparameters=WB_LEARNED,
+                 share_class_hyperparameters=True, prior_mean=-3.0, prior_sd=3.0, jitter=0.1,
+                 n_samples=2000, burn_in=1 / 3, thin=1, n_chains=2, n_latent_updates=200,
+                 n_leapfrog=6, step_size=0.1, target_rejection=0.05, init_spread=1.0,
+                 n_predictive_draws=1000, random_state=None):
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Run the chains; keep the thinned retained (F, x) draws and their diagnostics."""
@@ -195,7 +153,7 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
     def _hyper_conditional(self, X) -> HyperConditional:
         J = 1 if self.classes_.size == 2 else self.classes_.size
         groups = np.zeros(J, int) if self.share_class_hyperparameters else np.arange(J)
-        return HyperConditional(self._initial_covariance(X.shape[1]), X,
+        return HyperConditional(self._covariance(X.shape[1]), X,
                                 self._learned_mask(X.shape[1]), groups,
                                 GaussianLogPrior(self.prior_mean, self.prior_sd), self.jitter)
 
@@ -233,13 +191,8 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
 
     def _training_probabilities(self, probes, labels) -> np.ndarray:
         """p(observed class | sampled latents) at the probe points, (N_PROBES, chains, kept)."""
-        F = self.latents_[..., probes]  # (chains, kept, J, N_PROBES)
-        if self.classes_.size == 2:
-            signs = 2.0 * labels[probes] - 1.0
-            values = np.exp(get_likelihood(self.likelihood).log_likelihood(signs * F[:, :, 0]))
-        else:
-            values = np.take_along_axis(softmax(F, axis=2), labels[probes][None, None, None],
-                                        axis=2)[:, :, 0]
+        values = observed_class_probabilities(self.latents_[..., probes], labels[probes],
+                                              self.likelihood)
         return np.moveaxis(values, 2, 0)
 
     def predict_proba(self, X):
@@ -249,35 +202,10 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
         draws = np.random.default_rng(self._predict_seed).standard_normal(
             (self.n_predictive_draws, self.latents_.shape[2], 1))
         n_chains, n_kept, n_columns = self.samples_.shape
-        total = 0.0
-        for x, F in zip(self.samples_.reshape(n_chains * n_kept, n_columns),
-                        self.latents_.reshape(n_chains * n_kept, *self.latents_.shape[2:])):
-            mean, variance = self._test_latents(x, F, X)
-            total = total + self._average_likelihood(mean, variance, draws)
-        return total / (n_chains * n_kept)
-
-    def _test_latents(self, x, F, X):
-        """GP conditional mean and variance of the test latents given F, each (J, m)."""
-        factors = self._conditional.factors(x)
-        means, variances = np.empty((F.shape[0], X.shape[0])), np.empty((F.shape[0], X.shape[0]))
-        for j, g in enumerate(self._conditional.groups):
-            covariance, _, chol = factors[g]
-            cross = covariance(X, self.X_train_)
-            whitened = solve_triangular(chol, cross.T, lower=True)
-            means[j] = whitened.T @ solve_triangular(chol, F[j], lower=True)
-            variances[j] = (covariance.diag(X) + self.jitter
-                            - np.einsum("ij,ij->j", whitened, whitened))
-        return means, np.maximum(variances, 0.0)
-
-    def _average_likelihood(self, mean, variance, draws):
-        """integral p(y | f*) N(f* | mean, variance) df*: erf expansion (logistic) or exact
-        (probit) for two classes; softmax over common Monte Carlo draws otherwise."""
-        if self.classes_.size == 2:
-            positive = get_likelihood(self.likelihood).predictive_probability(mean[0],
-                                                                              variance[0])
-            return np.column_stack([1.0 - positive, positive])
-        latents = mean[None] + np.sqrt(variance)[None] * draws  # (draws, J, m)
-        return softmax(latents, axis=1).mean(axis=0).T
+        return predictive_probabilities(
+            self._conditional, self.samples_.reshape(n_chains * n_kept, n_columns),
+            self.latents_.reshape(n_chains * n_kept, *self.latents_.shape[2:]), X,
+            self.likelihood, draws)
 
     def predict(self, X):
         """The most probable class."""

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import special
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import binary_signs, eq13_covariance
+from gpcbench.estimators._common import (
+    BinaryOnly,
+    Eq13Estimator,
+    binary_signs,
+    document_covariance,
+    store_parameters,
+)
 from gpcbench.inference.variational import (
     BOUNDS,
     logistic_gaussian_expectation,
@@ -21,7 +27,8 @@ from gpcbench.inference.variational import (
 from gpcbench.learning.variational import LEARNED, learn_hyperparameters, trace_entry
 
 
-class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
+@document_covariance
+class VariationalGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimator):
     """Binary GP classifier with the logistic likelihood and a variational evidence bound.
 
     The prior covariance is eq. 13 of Kim & Ghahramani (2006) (theta2 = 0 by default: the
@@ -34,22 +41,11 @@ class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    theta0 : float, default=1.0
-        Signal variance.
-    theta1 : float, default=1e-4
-        Bias.
-    theta2 : float, default=0.0
-        Latent noise variance (never learned).
-    inverse_lengthscale : float or array-like of shape (n_features,), default=0.05
-        The l_m = 1/sigma_m^2 of eq. 13; a scalar is shared unless ``ard`` is True.
-    ard : bool, default=True
-        One inverse lengthscale per feature (the paper's "m" rows).
+    {covariance_parameters}
     bound : {"lower", "upper"}, default="lower"
         The bound that infers the latent values and gives ``log_evidence_``.
     learn_hyperparameters : bool, default=True
         Learn theta0, theta1 and the inverse lengthscales; False keeps the given values.
-    discrete_features : array-like of bool or int, default=None
-        Mask or indices of discrete features (distance 1 - delta, eq. 14).
     max_iter : int, default=100
         L-BFGS-B iterations of hyperparameter learning.
     tol : float, default=1e-8
@@ -92,24 +88,7 @@ class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, theta0=1.0, theta1=1e-4, theta2=0.0, inverse_lengthscale=0.05, ard=True,
                  bound="lower", learn_hyperparameters=True, discrete_features=None, *,
                  max_iter=100, tol=1e-8):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.bound = bound
-        self.learn_hyperparameters = learn_hyperparameters
-        self.discrete_features = discrete_features
-        self.max_iter = max_iter
-        self.tol = tol
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
-    # eq. 13 from the constructor's covariance arguments, as for the EP classifiers
-    _covariance = eq13_covariance
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Learn the hyperparameters (optional) and optimise the chosen bound on labels y."""
@@ -128,15 +107,10 @@ class VariationalGaussianProcessClassifier(ClassifierMixin, BaseEstimator):
             learned_ok = lower.converged
         result = lower if self.bound == "lower" else optimize_bound(
             "upper", covariance(X), signs, tol=self.tol)
-        self.X_train_ = X
-        self.covariance_ = covariance
+        self._set_fitted(X, covariance, log_evidence=result.value,
+                         converged=learned_ok and result.converged, trace=trace)
         self.bound_ = result
-        self.hyperparameters_ = covariance.to_dict()
-        self.log_evidence_ = result.value
         self.lower_bound_ = lower.value
-        self.trace_ = trace
-        self.converged_ = bool(learned_ok and result.converged)
-        self.n_iter_ = len(trace)
         return self
 
     def latent(self, X):

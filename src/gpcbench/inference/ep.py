@@ -50,7 +50,8 @@ from scipy.linalg import LinAlgError, cholesky
 from scipy.linalg.blas import dsyrk, dtrsm
 
 from gpcbench.gaussian import SiteFactorization
-from gpcbench.likelihoods import Likelihood, tilted_scalar
+from gpcbench.likelihoods import Likelihood
+from gpcbench.tilted_moments import tilted_scalar
 
 SCHEDULES = ("parallel", "sequential")
 #: Chosen by ``benchmarks/bench_ep.py`` (time to convergence at the same tolerance): the

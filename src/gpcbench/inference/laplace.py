@@ -122,6 +122,20 @@ def laplace_state(kernel, y, likelihood, alpha, *, converged=True, n_iter=0) -> 
                          converged, n_iter)
 
 
+def averaged_predictive(covariance, log_params, weights, X, y, likelihood, X_test):
+    """(p(y = -1 | x), p(y = +1 | x)) at X_test averaged over hyperparameter draws (W&B eq. 7,
+    Appendix A's integral for each): row k of ``log_params`` sets the covariance's log
+    hyperparameters, row k of ``weights`` is the alpha = K^-1 f^ of its Laplace mode."""
+    negative, positive = np.zeros(X_test.shape[0]), np.zeros(X_test.shape[0])
+    for row, alpha in zip(log_params, weights):
+        at_row = covariance.with_log_params(row)
+        state = laplace_state(at_row(X), y, likelihood, alpha)
+        mean, variance = state.predict(at_row(X_test, X), at_row.diag(X_test))
+        positive += likelihood.predictive_probability(mean, variance)
+        negative += likelihood.predictive_probability(-mean, variance)
+    return negative / len(log_params), positive / len(log_params)
+
+
 def log_evidence_gradient(covariance, X, result: LaplaceResult) -> np.ndarray:
     """d log q(y | X) / d log(covariance parameter), explicit + implicit parts (Appendix B).
 

@@ -37,7 +37,8 @@ from scipy import linalg
 from scipy.special import softmax
 from sklearn.utils import check_random_state
 
-from gpcbench.covariance import Covariance
+from gpcbench.covariance import Covariance, CovarianceFunction
+from gpcbench.gaussian import cholesky_lower, inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.likelihoods import softmax_log_likelihood
 
 NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (Cho eq. 9)
@@ -48,7 +49,7 @@ MC_BATCH_VALUES = 2**22  # latent draws held in memory at once when predicting
 
 # ------------------------------------------------------------------ class covariances
 @dataclass(frozen=True)
-class SoftmaxCovariance:
+class SoftmaxCovariance(CovarianceFunction):
     """The C per-class covariances of W&B eq. 12 / Cho eq. 3, as hyperparameter groups.
 
     Parameters
@@ -60,8 +61,8 @@ class SoftmaxCovariance:
         C >= 2.
 
     Hyperparameters are handled group-wise: ``log_params`` has shape (n_groups, p) and
-    :meth:`contract` pulls per-class weight matrices back to the groups (summing over the
-    classes of a shared group).
+    :meth:`gradient_contraction` pulls per-class weight matrices back to the groups (summing
+    over the classes of a shared group).
     """
 
     groups: tuple
@@ -104,7 +105,7 @@ class SoftmaxCovariance:
         groups = tuple(cov.with_log_params(row) for cov, row in zip(self.groups, log_params))
         return SoftmaxCovariance(groups, self.n_classes)
 
-    def matrices(self, X) -> np.ndarray:
+    def __call__(self, X) -> np.ndarray:
         """K_c(X, X) for every class, shape (C, n, n)."""
         if self.shared:
             return np.broadcast_to(self.groups[0](X), (self.n_classes, len(X), len(X)))
@@ -118,7 +119,7 @@ class SoftmaxCovariance:
         """Prior variances k_c(x, x) of new points, shape (C, m)."""
         return np.stack([cov.diag(X) for cov in self.per_class()])
 
-    def contract(self, X, weights) -> np.ndarray:
+    def gradient_contraction(self, X, weights) -> np.ndarray:
         """sum_ij weights[c]_ij dK_c,ij / d log(param) per group, shape (n_groups, p)."""
         weights = np.asarray(weights, dtype=float)
         if self.shared:
@@ -138,7 +139,7 @@ class BlockFactors:
     @property
     def logdet(self) -> float:
         """log|I + K W| = sum_c log|B_c| + log|S| (W&B eqs. 24-25)."""
-        return self.logdet_B + 2.0 * np.sum(np.log(np.diag(self.M)))
+        return self.logdet_B + log_det_from_cholesky(self.M)
 
     def solve_S(self, v) -> np.ndarray:
         """S^-1 v."""
@@ -161,20 +162,11 @@ def block_factors(K, pi) -> BlockFactors:
     logdet_B = 0.0
     for c in range(C):
         sd = np.sqrt(pi[c])
-        L = linalg.cholesky(np.eye(n) + sd[:, None] * K[c] * sd[None, :], lower=True,
-                            check_finite=False)
-        E[c] = sd[:, None] * _inverse_from_cholesky(L) * sd[None, :]
-        logdet_B += 2.0 * np.sum(np.log(np.diag(L)))
-    M = linalg.cholesky(E.sum(axis=0), lower=True, check_finite=False)
+        L = cholesky_lower(np.eye(n) + sd[:, None] * K[c] * sd[None, :])
+        E[c] = sd[:, None] * inverse_from_cholesky(L) * sd[None, :]
+        logdet_B += log_det_from_cholesky(L)
+    M = cholesky_lower(E.sum(axis=0))
     return BlockFactors(E, logdet_B, M)
-
-
-def _inverse_from_cholesky(L) -> np.ndarray:
-    """(L L^T)^-1 from its lower Cholesky factor (LAPACK potri, then symmetrised)."""
-    inv, info = linalg.lapack.dpotri(L, lower=True)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"dpotri failed (info={info})")
-    return np.tril(inv) + np.tril(inv, -1).T
 
 
 # ------------------------------------------------------------------ Newton mode
@@ -307,7 +299,7 @@ def evidence_gradient(X, covariance: SoftmaxCovariance, K, state: SoftmaxLaplace
     R_diag = factors.E - np.swapaxes(H, 1, 2) @ H  # R_cc = E_c - E_c S^-1 E_c
     u_s2 = _mode_sensitivity(K, state)
     weights = 0.5 * (a[:, :, None] * a[:, None, :] - R_diag) + u_s2[:, :, None] * a[:, None, :]
-    return covariance.contract(X, weights)
+    return covariance.gradient_contraction(X, weights)
 
 
 def _mode_sensitivity(K, state: SoftmaxLaplace) -> np.ndarray:

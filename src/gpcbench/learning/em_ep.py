@@ -36,14 +36,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky
-from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
 
-from gpcbench.covariance import Covariance
+from gpcbench.covariance import COVARIANCE_NAMES, Covariance
+from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.inference.ep import EPResult, expectation_propagation
 from gpcbench.likelihoods import Likelihood
 
-COVARIANCE_NAMES = ("theta0", "theta1", "theta2", "inverse_lengthscale")
 #: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; footnote 12: epsilon = 0.
 PAPER_INITIAL_VALUES = {
     "theta0": 1.0,
@@ -147,18 +146,6 @@ def _prior_cholesky(cov) -> np.ndarray:
         ) from err
 
 
-def _inverse_from_cholesky(chol) -> np.ndarray:
-    """C^-1 from the lower Cholesky factor of C (LAPACK potri, then symmetrised).
-
-    The one explicit inverse of the package: the gradient of eq. 57 needs the full matrix
-    C^-1 E[f f^T] C^-1 - C^-1 to contract with every dC/dtheta.
-    """
-    lower, info = dpotri(chol, lower=1)
-    if info != 0:
-        raise LinAlgError(f"potri failed (info={info})")
-    return np.tril(lower) + np.tril(lower, -1).T
-
-
 def prior_term(covariance: Covariance, X, second_moment):
     """F_theta_cov = E_q[log N(f | 0, C)] and its gradient w.r.t. all log hyperparameters.
 
@@ -169,10 +156,11 @@ def prior_term(covariance: Covariance, X, second_moment):
     cov = covariance(X, signal=signal)
     n = cov.shape[0]
     chol = _prior_cholesky(cov)
-    cov_inv = _inverse_from_cholesky(chol)
+    cov_inv = inverse_from_cholesky(chol)
     weighted = cov_inv @ second_moment  # C^-1 E[f f^T]
     value = (
-        -0.5 * n * math.log(2 * math.pi) - np.sum(np.log(np.diag(chol))) - 0.5 * np.trace(weighted)
+        -0.5 * n * math.log(2 * math.pi) - 0.5 * log_det_from_cholesky(chol)
+        - 0.5 * np.trace(weighted)
     )
     outer = weighted @ cov_inv - cov_inv  # C^-1 E[f f^T] C^-1 - C^-1
     return float(value), 0.5 * covariance.gradient_contraction(X, outer, signal=signal)
@@ -187,7 +175,7 @@ def entropy(ep: EPResult) -> float:
     """H(q) = 1/2 log|2 pi e A|, with log|A| = log|C| - log|B| (A = (C^-1 + S)^-1)."""
     n = ep.mean.size
     chol = _prior_cholesky(ep.factor.kernel)
-    log_det_a = 2.0 * np.sum(np.log(np.diag(chol))) - ep.factor.log_det
+    log_det_a = log_det_from_cholesky(chol) - ep.factor.log_det
     return float(0.5 * n * math.log(2 * math.pi * math.e) + 0.5 * log_det_a)
 
 
@@ -317,7 +305,7 @@ def em_ep(
     for iteration in range(max_iter + 1):
         moment = second_moment(ep)
         bound = lower_bound(covariance, likelihood, X, y, ep, moment)
-        trace.append(_trace_entry(iteration, ep, bound, covariance, likelihood))
+        trace.append(trace_entry(iteration, ep, covariance, likelihood, bound))
         if iteration > 0 and abs(trace[-1]["log_evidence"] - trace[-2]["log_evidence"]) < tol:
             converged = True
             break
@@ -342,16 +330,20 @@ def em_ep(
     return EMEPResult(covariance, likelihood, ep, trace, converged, iteration)
 
 
-def _trace_entry(iteration, ep, bound, covariance, likelihood) -> dict:
-    values = covariance.to_dict()
-    values[likelihood.parameter_name] = float(likelihood.params[0])
+def hyperparameter_values(covariance, likelihood) -> dict:
+    """The covariance's and the likelihood's parameter values by name."""
+    return {**covariance.to_dict(), likelihood.parameter_name: float(likelihood.params[0])}
+
+
+def trace_entry(iteration, ep, covariance, likelihood, bound=None) -> dict:
+    """One E-step of the trace; without ``bound`` (a fit without M-step) F is None."""
     return {
         "iteration": iteration,
         "log_evidence": ep.log_evidence,
-        "lower_bound": bound["F"],
-        "lower_bound_prior": bound["prior"],
+        "lower_bound": None if bound is None else bound["F"],
+        "lower_bound_prior": None if bound is None else bound["prior"],
         "m_step_gain": None,
-        "hyperparameters": values,
+        "hyperparameters": hyperparameter_values(covariance, likelihood),
         "ep_sweeps": ep.n_sweeps,
         "ep_converged": ep.converged,
     }

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import linalg, optimize
 from scipy.special import logsumexp, softmax
 
+from gpcbench.gaussian import cholesky_lower, log_det_from_cholesky
 from gpcbench.inference.laplace_softmax import (
     SoftmaxCovariance,
     gaussian_draws,
@@ -70,11 +71,12 @@ def expected_log_prior(X, cov, A, k, *, gradient=True):
         d/d log(param): sum_ij G_ij dK_ij with G = 1/2 (K^-1 A K^-1 - k K^-1) (eq. 21).
     """
     n = A.shape[0]
-    L = linalg.cholesky(cov(X), lower=True, check_finite=False)
+    L = cholesky_lower(cov(X))
     KinvA = linalg.cho_solve((L, True), A, check_finite=False)
-    value = -0.5 * k * n * LOG_2PI - k * np.sum(np.log(np.diag(L))) - 0.5 * np.trace(KinvA)
+    value = -0.5 * k * n * LOG_2PI - 0.5 * k * log_det_from_cholesky(L) - 0.5 * np.trace(KinvA)
     if not gradient:
         return float(value), None
+    # K^-1 by cho_solve (inverse_from_cholesky would move the fitted values by ~1e-9)
     Kinv = linalg.cho_solve((L, True), np.eye(n), check_finite=False)
     return float(value), cov.gradient_contraction(X, 0.5 * (KinvA @ Kinv - k * Kinv))
 
@@ -119,8 +121,7 @@ def lower_bound(X, Y, covariance: SoftmaxCovariance, K, state, V) -> float:
                                             m_step_statistics(covariance, state.f, V)))
     point_cov = posterior_point_blocks(K, state)
     likelihood_term = np.sum(Y * state.f) - np.sum(expected_log_sum_exp(state.f.T, point_cov))
-    logdet_K = sum(2.0 * np.sum(np.log(np.diag(linalg.cholesky(K_c, lower=True))))
-                   for K_c in K)
+    logdet_K = sum(log_det_from_cholesky(cholesky_lower(K_c)) for K_c in K)
     C, n = state.f.shape
     entropy = 0.5 * C * n * (1.0 + LOG_2PI) + 0.5 * (logdet_K - state.factors.logdet)
     return float(prior_term + likelihood_term + entropy)
@@ -128,7 +129,7 @@ def lower_bound(X, Y, covariance: SoftmaxCovariance, K, state, V) -> float:
 
 def _e_step(X, Y, covariance, a0=None):
     """Laplace posterior (eqs. 8-17), its class blocks V_cc and the bound F (eq. 19)."""
-    K = covariance.matrices(X)
+    K = covariance(X)
     state = laplace_mode(K, Y, a0)
     V = posterior_class_covariances(K, state)
     return state, V, lower_bound(X, Y, covariance, K, state, V)
@@ -140,11 +141,9 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3,
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
-    Y : ndarray of shape (C, n)
-        One-hot targets.
-    covariance : SoftmaxCovariance
-        Starting hyperparameters; the entries of ``learned_mask()`` are learned.
+    X, Y, covariance
+        As for :func:`gpcbench.learning.mpl.softmax_mpl` (the entries of the covariance's
+        ``learned_mask()`` are learned).
     max_iter : int
         M-steps at most.
     tol : float

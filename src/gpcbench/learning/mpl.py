@@ -8,7 +8,7 @@ the Laplace evidence (W&B eq. 9) plus a Gaussian prior on each log hyperparamete
 standard deviation 3 (W&B section 5, :class:`GaussianLogPrior`, shared by every use here).
 
 Binary: it is also the unnormalised log posterior of x, the target of the Hybrid Monte Carlo
-sampler (W&B section 3.2 and Appendix D; :mod:`gpcbench.learning.hmc`), so
+sampler (W&B section 3.2 and Appendix D; :mod:`gpcbench.mcmc.hmc`), so
 :class:`LaplaceHyperposterior` serves both. Its gradient is the exact one of
 :func:`~gpcbench.inference.laplace.log_evidence_gradient` (Appendix B, implicit term included).
 Only the ``learned`` hyperparameters move; the others keep their values (e.g. theta2 = 0,
@@ -214,7 +214,7 @@ def penalised_objective(X, Y, covariance: SoftmaxCovariance,
 
     def negative_log_posterior(values):
         cov = covariance.with_learned(values)
-        K = cov.matrices(X)
+        K = cov(X)
         state = softmax_laplace_mode(K, Y, warm["a"])
         warm["a"] = state.a
         penalty, penalty_grad = prior(values)
@@ -263,6 +263,6 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
                                bounds=[LOG_BOUNDS] * start.size, callback=record,
                                options={"maxiter": max_iter, "gtol": tol})
     fitted = covariance.with_learned(result.x)
-    state = softmax_laplace_mode(fitted.matrices(X), Y)
+    state = softmax_laplace_mode(fitted(X), Y)
     return LearningResult(fitted, state, trace, bool(result.success and state.converged),
                           int(result.nfev))

@@ -21,7 +21,7 @@ Hyperparameters (step ii), in the *centred* parameterisation: with F fixed the t
     d/dx_k = 1/2 sum_ij (A A^T - m K^-1)_ij dK_ij/dx_k,   A = K^-1 F_g^T          (GPML 5.9)
 
 for each group g of m latent functions sharing one covariance, computed with
-:meth:`Covariance.gradient_contraction`, and sampled with :func:`gpcbench.learning.hmc.hmc_step`.
+:meth:`Covariance.gradient_contraction`, and sampled with :func:`gpcbench.mcmc.hmc.hmc_step`.
 The centred form needs no derivative of the Cholesky factor and is the parameterisation of
 Neal's fbm; the likelihood does not enter it at all. (The whitened form F = L(x) V, V fixed,
 mixes better when the data say little about F, but its gradient needs dL/dx and a likelihood
@@ -40,11 +40,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, cholesky, lapack
+from scipy.linalg import LinAlgError, cholesky, lapack, solve_triangular
+from scipy.special import softmax
 
 from gpcbench import likelihoods
 from gpcbench.covariance import Covariance
-from gpcbench.learning import hmc
+from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
+from gpcbench.mcmc import hmc
 from gpcbench.learning.mpl import GaussianLogPrior
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -195,24 +197,30 @@ class HyperConditional:
         covariance, signal, chol = factor
         m, n = F.shape
         alpha = lapack.dpotrs(chol, F.T, lower=1)[0]  # K^-1 F^T, (n, m)
-        inverse = _inverse_from_cholesky(chol)
-        log_density = (-0.5 * np.sum(F.T * alpha) - m * np.sum(np.log(np.diag(chol)))
+        inverse = inverse_from_cholesky(chol)
+        log_density = (-0.5 * np.sum(F.T * alpha) - 0.5 * m * log_det_from_cholesky(chol)
                        - 0.5 * m * n * _LOG_2PI)
         weight = alpha @ alpha.T - m * inverse
         gradient = 0.5 * covariance.gradient_contraction(self.X, weight, signal=signal)
         return log_density, gradient[self.learned]
 
+    def test_latents(self, x, F, X_test):
+        """GP conditional mean and variance of the latents at X_test given the training
+        latents F at hyperparameters x, each (J, m); the test points get the jitter too."""
+        factors = self.factors(x)
+        shape = (F.shape[0], X_test.shape[0])
+        means, variances = np.empty(shape), np.empty(shape)
+        for j, g in enumerate(self.groups):
+            covariance, _, chol = factors[g]
+            whitened = solve_triangular(chol, covariance(X_test, self.X).T, lower=True)
+            means[j] = whitened.T @ solve_triangular(chol, F[j], lower=True)
+            variances[j] = (covariance.diag(X_test) + self.jitter
+                            - np.einsum("ij,ij->j", whitened, whitened))
+        return means, np.maximum(variances, 0.0)
+
 
 def _key(x) -> bytes:
     return np.asarray(x, dtype=float).tobytes()
-
-
-def _inverse_from_cholesky(chol) -> np.ndarray:
-    """K^-1 from the lower factor of K (LAPACK potri, symmetrised)."""
-    inverse, info = lapack.dpotri(chol, lower=1)
-    if info != 0:
-        raise LinAlgError(f"potri failed (info={info})")
-    return np.tril(inverse) + np.tril(inverse, -1).T
 
 
 # ---------------------------------------------------------------------- the chain
@@ -262,7 +270,7 @@ def run_chain(conditional: HyperConditional, log_likelihood, x0, settings: Sweep
     """Alternate ESS latent updates and one HMC trajectory on x, ``settings.n_samples`` times.
 
     F starts from a prior draw at x0. The step size is adapted by dual averaging
-    (:class:`gpcbench.learning.hmc.DualAveraging`, target acceptance 1 - target_rejection)
+    (:class:`gpcbench.mcmc.hmc.DualAveraging`, target acceptance 1 - target_rejection)
     during the first ``n_burn`` sweeps, then fixed at its tuned value, so the retained
     sweeps form an ordinary Markov chain; every ``thin``-th retained sweep is kept.
     """
@@ -297,3 +305,35 @@ def run_chains(conditional, log_likelihood, settings: SweepSettings, n_chains, r
     """``n_chains`` chains from over-dispersed starts x0 + init_spread * N(0, I)."""
     starts = conditional.x0 + init_spread * rng.standard_normal((n_chains, conditional.x0.size))
     return [run_chain(conditional, log_likelihood, start, settings, rng) for start in starts]
+
+
+# ---------------------------------------------------------------------- predictions
+def observed_class_probabilities(latents, labels, likelihood_name) -> np.ndarray:
+    """p(labels | F) of every draw of F, latents of shape (..., J, n): the binary likelihood
+    ``likelihood_name`` of the signs 2 labels - 1 when J = 1, the softmax otherwise."""
+    if latents.shape[-2] == 1:
+        signs = 2.0 * labels - 1.0
+        return np.exp(likelihoods.get_likelihood(likelihood_name).log_likelihood(
+            signs * latents[..., 0, :]))
+    return np.take_along_axis(softmax(latents, axis=-2), labels[None, None, None],
+                              axis=-2)[..., 0, :]
+
+
+def predictive_probabilities(conditional: HyperConditional, samples, latents, X_test,
+                             likelihood_name, draws) -> np.ndarray:
+    """Class probabilities at X_test, shape (m, max(J, 2)), averaged over the draws (x, F)
+    (W&B eq. 7 / sec. 4): for each, the GP conditional of the test latents
+    (:meth:`HyperConditional.test_latents`) integrated against the likelihood, exactly
+    (probit) or by the erf expansion (logistic) when J = 1, else by the softmax over the
+    common standard normal ``draws`` of shape (n_draws, J, 1)."""
+    total = 0.0
+    for x, F in zip(samples, latents):
+        mean, variance = conditional.test_latents(x, F, X_test)
+        if mean.shape[0] == 1:
+            positive = likelihoods.get_likelihood(likelihood_name).predictive_probability(
+                mean[0], variance[0])
+            total = total + np.column_stack([1.0 - positive, positive])
+        else:
+            test_latents = mean[None] + np.sqrt(variance)[None] * draws  # (draws, J, m)
+            total = total + softmax(test_latents, axis=1).mean(axis=0).T
+    return total / len(samples)

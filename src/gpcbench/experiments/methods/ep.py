@@ -26,18 +26,25 @@ def discrete_mask(ctx):
     return [kind == "discrete" for kind in ctx.feature_types]
 
 
+def warm_started(ctx, method, name, s_soft, defaults=(), **fixed):
+    """The GPC-EP variant ``name`` started by footnote 11 from ``method``'s previous fold or
+    the (s,soft) method ``s_soft`` on this fold; ``defaults`` are estimator options the
+    method's options override, ``fixed`` ones they cannot."""
+    from gpcbench.estimators.ep import gpc_ep_variant
+    from gpcbench.learning.em_ep import initial_hyperparameters
+
+    init = initial_hyperparameters(
+        name, previous_fold=fitted(ctx, method, ctx.fold - 1),
+        same_fold=fitted(ctx, s_soft, ctx.fold))
+    options = {**dict(defaults), **ctx.options}
+    options.pop("warm_start", None)
+    model = gpc_ep_variant(name, init=init, **options, **fixed)
+    return model.set_params(discrete_features=discrete_mask(ctx))
+
+
 def gpc_ep(method):
     def factory(ctx):
-        from gpcbench.learning.em_ep import initial_hyperparameters
-        from gpcbench.estimators.ep import gpc_ep_variant
-
-        name = VARIANT_NAMES[method]
-        init = initial_hyperparameters(
-            name, previous_fold=fitted(ctx, method, ctx.fold - 1),
-            same_fold=fitted(ctx, "gpc-ep-s-soft", ctx.fold))
-        options = {k: v for k, v in ctx.options.items() if k != "warm_start"}
-        model = gpc_ep_variant(name, init=init, **options)
-        return model.set_params(discrete_features=discrete_mask(ctx))
+        return warm_started(ctx, method, VARIANT_NAMES[method], "gpc-ep-s-soft")
 
     return factory
 
@@ -68,7 +75,8 @@ def svm_ep(ctx):
                      random_state=ctx.seed, n_jobs=ctx.n_jobs)
 
 
-EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.gaussian",
+EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.tilted_moments",
+              "gpcbench.gaussian",
               "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.estimators._common",
               "gpcbench.estimators.ep")
 

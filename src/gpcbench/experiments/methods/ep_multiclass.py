@@ -8,31 +8,31 @@ one EP run at the hyperparameters the eq. 54 row learned (an upstream dependency
 SVM-EP), labelled by eqs. 52-53 or by the largest class probability of eq. 50.
 """
 
-from gpcbench.experiments.methods.ep import EP_MODULES, discrete_mask, fitted, previous_fold
+from gpcbench.experiments.methods.ep import (
+    EP_MODULES,
+    discrete_mask,
+    fitted,
+    previous_fold,
+    warm_started,
+)
 from gpcbench.experiments.options import EP_MULTICLASS
 from gpcbench.experiments.registry import MethodSpec, register
 
 MULTICLASS_VARIANTS = {"gpc-ep-mc-s-soft": "GPC-EP(s,soft)", "gpc-ep-mc-m-soft": "GPC-EP(m,soft)"}
 #: Label rules besides the paper's eq. 54, and how their rows are printed.
 OTHER_RULES = {"eq53": "eq. 53 labels", "probability": "eq. 50 probabilities"}
-MULTICLASS_MODULES = (*EP_MODULES, "gpcbench.multiclass")
+MULTICLASS_MODULES = (*EP_MODULES, "gpcbench.inference.ep_multiclass",
+                      "gpcbench.estimators.ep_multiclass")
 
 
 def gpc_ep_multiclass(method):
     def factory(ctx):
-        from gpcbench.estimators.ep import gpc_ep_variant
-        from gpcbench.learning.em_ep import initial_hyperparameters
-        from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
+        from gpcbench.estimators.ep_multiclass import MulticlassEPGaussianProcessClassifier
 
-        name = MULTICLASS_VARIANTS[method]
-        init = initial_hyperparameters(
-            name, previous_fold=fitted(ctx, method, ctx.fold - 1),
-            same_fold=fitted(ctx, "gpc-ep-mc-s-soft", ctx.fold))
-        options = {"prediction_rule": "eq54", **ctx.options}
-        options.pop("warm_start", None)
-        model = gpc_ep_variant(name, init=init, classifier=MulticlassEPGaussianProcessClassifier,
-                               random_state=ctx.seed, **options)
-        return model.set_params(discrete_features=discrete_mask(ctx))
+        return warm_started(ctx, method, MULTICLASS_VARIANTS[method], "gpc-ep-mc-s-soft",
+                            {"prediction_rule": "eq54"},
+                            classifier=MulticlassEPGaussianProcessClassifier,
+                            random_state=ctx.seed)
 
     return factory
 
@@ -47,7 +47,7 @@ def same_fold(method):
 def refit_with_rule(method, rule):
     """One EP run at the hyperparameters ``method`` learned on this fold, labels by ``rule``."""
     def factory(ctx):
-        from gpcbench.multiclass import MulticlassEPGaussianProcessClassifier
+        from gpcbench.estimators.ep_multiclass import MulticlassEPGaussianProcessClassifier
 
         learned = fitted(ctx, method, ctx.fold)
         if learned is None:

@@ -31,9 +31,10 @@ def gpc_l(method):
 
 
 LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
+                   "gpcbench.tilted_moments",
                    "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
                    "gpcbench.learning.mpl",
-                   "gpcbench.learning.hmc", "gpcbench.mcmc.diagnostics",
+                   "gpcbench.mcmc.hmc", "gpcbench.mcmc.diagnostics",
                    "gpcbench.estimators._common", "gpcbench.estimators.laplace")
 
 for _method, (_label, _) in VARIANTS.items():

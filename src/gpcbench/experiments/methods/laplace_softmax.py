@@ -18,6 +18,7 @@ LAPLACE_SOFTMAX_MODULES = (
     "gpcbench.covariance",
     "gpcbench.gaussian",
     "gpcbench.likelihoods",
+    "gpcbench.tilted_moments",
     "gpcbench.inference.laplace",
     "gpcbench.inference.laplace_softmax",
     "gpcbench.learning.mpl",

@@ -21,8 +21,9 @@ def factory(ctx):
 
 
 MCMC_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
+                "gpcbench.tilted_moments",
                 "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
-                "gpcbench.learning.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
+                "gpcbench.mcmc.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
                 "gpcbench.mcmc.gp_latent", "gpcbench.estimators._common",
                 "gpcbench.estimators.laplace", "gpcbench.estimators.mcmc_gpc")
 

@@ -11,7 +11,7 @@ and the likelihood of eq. 47 is one threshold H(g_s) per difference (eqs. 48-49)
 EP is therefore the binary EP of :mod:`gpcbench.inference.ep` on n(J-1) sites, all labelled
 +1, with the prior covariance :class:`ClassDifferenceCovariance`; EM-EP
 (:func:`gpcbench.learning.em_ep.em_ep`) runs unchanged on it, because that class offers the
-interface of :class:`~gpcbench.covariance.Covariance` (parameters of the base covariance,
+protocol :class:`~gpcbench.covariance.CovarianceFunction` (parameters of the base covariance,
 eq. 43's matrix, and gradient contractions pulled back to the base covariance). A labelling
 error epsilon > 0 is put on each difference site, epsilon + (1 - 2 epsilon) H(g_s), the
 factorised counterpart of the text's epsilon + (1 - 2 epsilon) prod_j H(g_i^{y_i,j}).
@@ -27,18 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import special, stats
-from sklearn.base import ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import Covariance
-from gpcbench.inference.ep import DEFAULT_SCHEDULE
-from gpcbench.learning.em_ep import COVARIANCE_NAMES
-from gpcbench.likelihoods import NoisyThresholdLikelihood
-from gpcbench.estimators._common import class_indices
-from gpcbench.estimators.ep import _EPGaussianProcess
+from gpcbench.covariance import Covariance, CovarianceFunction
 
 
-class ClassDifferenceCovariance:
+class ClassDifferenceCovariance(CovarianceFunction):
     """Prior covariance of the class differences g (eqs. 43 and 45) over a base covariance.
 
     Parameters
@@ -218,101 +211,3 @@ def class_probabilities(mean, cov, rng=None) -> np.ndarray:
     """:func:`orthant_probabilities` normalised over classes (rows sum to one exactly)."""
     probs = orthant_probabilities(mean, cov, rng)
     return probs / probs.sum(axis=1, keepdims=True)
-
-
-# ------------------------------------------------------------------------------ estimator
-PREDICTION_RULES = ("probability", "eq54", "eq53")
-
-
-class MulticlassEPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
-    """Multiclass GPC with EP and EM-EP in the class-difference formulation (section 4.2).
-
-    Parameters
-    ----------
-    theta0, theta1, theta2, inverse_lengthscale, ard, epsilon, learn_hyperparameters,
-    discrete_features, ep_schedule, max_iter, tol
-        As for :class:`gpcbench.models.EPGaussianProcessClassifier`; they describe the base
-        covariance c shared by the J latent functions (eq. 43). ``epsilon`` is put on every
-        difference site (module docstring).
-    prediction_rule : {"probability", "eq54", "eq53"}, default="probability"
-        The label ``predict`` returns: the most probable class under eq. 50, or the paper's
-        rule of eq. 54 (used for its Table 7) or of eqs. 52-53.
-    random_state : int, Generator or None, default=None
-        Seeds the quasi-random Genz integration of the class probabilities (J > 2).
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (J,)
-    hyperparameters_, log_evidence_, trace_, converged_, n_iter_, ep_, X_train_,
-    n_features_in_
-        As for the binary classifier; ``ep_`` holds the n(J-1) difference sites.
-    covariance_ : ClassDifferenceCovariance
-        Eq. 43 over the fitted base covariance (``covariance_.base``).
-    """
-
-    _default_learn = COVARIANCE_NAMES
-
-    def __init__(
-        self,
-        theta0=1.0,
-        theta1=1e-4,
-        theta2=1e-3,
-        inverse_lengthscale=0.05,
-        ard=False,
-        epsilon=0.0,
-        learn_hyperparameters=True,
-        discrete_features=None,
-        *,
-        ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
-        prediction_rule="probability",
-        random_state=None,
-    ):
-        self.theta0 = theta0
-        self.theta1 = theta1
-        self.theta2 = theta2
-        self.inverse_lengthscale = inverse_lengthscale
-        self.ard = ard
-        self.epsilon = epsilon
-        self.learn_hyperparameters = learn_hyperparameters
-        self.discrete_features = discrete_features
-        self.ep_schedule = ep_schedule
-        self.max_iter = max_iter
-        self.tol = tol
-        self.prediction_rule = prediction_rule
-        self.random_state = random_state
-
-    def _covariance(self, n_features: int) -> ClassDifferenceCovariance:
-        base = super()._covariance(n_features)
-        return ClassDifferenceCovariance(base, self._class_index, self.classes_.size)
-
-    def fit(self, X, y):
-        """Fit EP on the n(J-1) class differences (and EM-EP when learning)."""
-        if self.prediction_rule not in PREDICTION_RULES:
-            raise ValueError(f"prediction_rule must be one of {PREDICTION_RULES}, "
-                             f"got {self.prediction_rule!r}")
-        X, self._class_index = class_indices(self, X, y)
-        sites = np.ones(self._class_index.size * (self.classes_.size - 1))
-        return self._fit_targets(X, sites, NoisyThresholdLikelihood(self.epsilon))
-
-    def latent_predictive(self, X):
-        """Mean (m, J) and covariance (m, J, J) of the latent values at X (eqs. 51-52)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        base = self.covariance_.base
-        return latent_predictive(self.ep_, self.covariance_, base(X, self.X_train_), base.diag(X))
-
-    def predict_proba(self, X):
-        """Class probabilities of eq. 50 (orthant probabilities, normalised over classes)."""
-        mean, cov = self.latent_predictive(X)
-        return class_probabilities(mean, cov, self.random_state)
-
-    def predict(self, X):
-        """Labels by ``prediction_rule``."""
-        if self.prediction_rule == "probability":
-            index = np.argmax(self.predict_proba(X), axis=1)
-        else:
-            mean, _ = self.latent_predictive(X)
-            index = (label_eq54 if self.prediction_rule == "eq54" else label_eq53)(mean)
-        return self.classes_[index]
