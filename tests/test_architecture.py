@@ -1,0 +1,87 @@
+"""The package's layers: no import cycle between modules, no module importing another's
+private (``_``-prefixed) names, and no module over 500 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "gpcbench"
+MAX_LINES = 500
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(name: str) -> list[tuple[str, list[str]]]:
+    """(imported gpcbench module, names taken from it) for every import in the module,
+    function-level imports included; relative imports resolved."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names if alias.name.startswith("gpcbench")]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            if not base.startswith("gpcbench"):
+                continue
+            names = [alias.name for alias in node.names]
+            submodules = [n for n in names if f"{base}.{n}" in MODULES]
+            found += [(f"{base}.{n}", []) for n in submodules]
+            found.append((base, [n for n in names if n not in submodules]))
+    return [(module, names) for module, names in found if module in MODULES and module != name]
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _cycle() -> list[str] | None:
+    """One import cycle between gpcbench modules (package __init__ edges excluded), if any."""
+    edges = {name: sorted({m for m, _ in deps if not MODULES[m].name == "__init__.py"})
+             for name, deps in GRAPH.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in edges[node]:
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycle():
+    assert _cycle() is None, " -> ".join(_cycle())
+
+
+def test_no_module_imports_another_modules_private_names():
+    private = sorted(f"{name} imports {module}.{imported}"
+                     for name, deps in GRAPH.items() for module, names in deps
+                     for imported in names if imported.startswith("_"))
+    assert private == []
+
+
+def test_modules_are_short():
+    long = {name: n for name, path in MODULES.items()
+            if (n := len(path.read_text().splitlines())) >= MAX_LINES}
+    assert long == {}
