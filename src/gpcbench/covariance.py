@@ -36,6 +36,13 @@ from scipy.spatial.distance import cdist
 SCALAR_NAMES = ("theta0", "theta1", "theta2")
 #: The hyperparameters of eq. 13 by name (``inverse_lengthscale`` covers all the l_m).
 COVARIANCE_NAMES = (*SCALAR_NAMES, "inverse_lengthscale")
+#: Rows of X checked by :meth:`Covariance.is_degenerate` (O(n_points^2 d), whatever n).
+DEGENERACY_SAMPLE = 200
+
+
+class DegenerateCovarianceWarning(UserWarning):
+    """The fitted prior covariance does not depend on the training inputs (see
+    :meth:`Covariance.is_degenerate`)."""
 
 
 class CovarianceFunction(Protocol):
@@ -58,6 +65,10 @@ class CovarianceFunction(Protocol):
     def gradient_contraction(self, X, weight) -> np.ndarray:
         """sum_ij weight_ij dK_ij/d(log parameter) for ``weight`` of the shape of
         ``self(X)``, in the layout of :attr:`log_params`."""
+
+    def is_degenerate(self, X) -> bool:
+        """True when the prior cannot tell the inputs X apart (see
+        :meth:`Covariance.is_degenerate`)."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +181,18 @@ class Covariance(CovarianceFunction):
         X = _as_2d(X)
         X2 = X if X2 is None else _as_2d(X2)
         return self.theta0 * np.exp(-0.5 * self._weighted_distance(X, X2))
+
+    def is_degenerate(self, X, n_points: int = DEGENERACY_SAMPLE) -> bool:
+        """True when every off-diagonal exp(-1/2 sum_m l_m d_m) of eq. 13 is 0, or every one
+        is 1, to rounding, among the first ``n_points`` rows of X: the inputs' scale is so far
+        from the lengthscales that C no longer depends on them (e.g. inputs in units of 1e8
+        with l_m = 1), and every prediction falls back to the prior."""
+        X = _as_2d(X)[:n_points]
+        if X.shape[0] < 2:
+            return False
+        correlation = np.exp(-0.5 * self._weighted_distance(X, X))[np.triu_indices(X.shape[0], 1)]
+        rounding = np.finfo(float).eps
+        return bool(correlation.max() <= rounding or correlation.min() >= 1.0 - rounding)
 
     def diag(self, X) -> np.ndarray:
         """Prior variances c(x, x) = theta0 + theta1 + theta2 of new points X (kappa, eq. 24)."""

@@ -15,12 +15,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from gpcbench.covariance import COVARIANCE_NAMES, Covariance
+from gpcbench.covariance import COVARIANCE_NAMES, Covariance, DegenerateCovarianceWarning
 
 #: The parameter text of the eq. 13 block, for the estimators' docstrings.
 COVARIANCE_DOC = """theta0, theta1, theta2 : float
@@ -98,6 +100,12 @@ class Eq13Estimator(BaseEstimator):
                     hyperparameters=None):
         """The fitted attributes of every GP estimator; ``n_iter`` defaults to ``len(trace)``,
         ``hyperparameters`` to the covariance's ``to_dict()``."""
+        if covariance.is_degenerate(X):
+            warnings.warn(f"{type(self).__name__}: the fitted covariance is the same for every "
+                          f"pair of training inputs (largest |x| {np.max(np.abs(X)):.3g}): the "
+                          "inputs' scale is far from the lengthscales, so predictions fall back "
+                          "to the prior; standardise the inputs", DegenerateCovarianceWarning,
+                          stacklevel=3)
         self.X_train_ = X
         self.covariance_ = covariance
         self.hyperparameters_ = covariance.to_dict() if hyperparameters is None else hyperparameters

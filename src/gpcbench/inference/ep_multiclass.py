@@ -57,6 +57,10 @@ class ClassDifferenceCovariance(CovarianceFunction):
         self._layout = _layout
 
     # ---------------------------------------------------------------- parameters
+    def is_degenerate(self, X) -> bool:
+        """Whether the base covariance cannot tell X apart (:meth:`Covariance.is_degenerate`)."""
+        return self.base.is_degenerate(X)
+
     @property
     def n_sites(self) -> int:
         return self.site_point.size

@@ -72,6 +72,11 @@ class SoftmaxCovariance(CovarianceFunction):
         if len(self.groups) not in (1, self.n_classes):
             raise ValueError(f"need 1 or {self.n_classes} covariances, got {len(self.groups)}")
 
+    def is_degenerate(self, X) -> bool:
+        """Whether some class's covariance cannot tell X apart
+        (:meth:`Covariance.is_degenerate`)."""
+        return any(group.is_degenerate(X) for group in self.groups)
+
     @property
     def shared(self) -> bool:
         return len(self.groups) == 1 and self.n_classes > 1
