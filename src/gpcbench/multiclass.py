@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import DEFAULT_SCHEDULE
 from gpcbench.learning.em_ep import COVARIANCE_NAMES
+from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 from gpcbench.estimators._common import class_indices
 from gpcbench.estimators.ep import _EPGaussianProcess
@@ -230,7 +231,7 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess)
     Parameters
     ----------
     theta0, theta1, theta2, inverse_lengthscale, ard, epsilon, learn_hyperparameters,
-    discrete_features, ep_schedule, max_iter, tol
+    discrete_features, ep_schedule, optimizer, max_iter, tol
         As for :class:`gpcbench.models.EPGaussianProcessClassifier`; they describe the base
         covariance c shared by the J latent functions (eq. 43). ``epsilon`` is put on every
         difference site (module docstring).
@@ -264,8 +265,9 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess)
         discrete_features=None,
         *,
         ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
+        optimizer="lbfgs",
+        max_iter=200,
+        tol=DEFAULT_GTOL,
         prediction_rule="probability",
         random_state=None,
     ):
@@ -278,6 +280,7 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess)
         self.learn_hyperparameters = learn_hyperparameters
         self.discrete_features = discrete_features
         self.ep_schedule = ep_schedule
+        self.optimizer = optimizer
         self.max_iter = max_iter
         self.tol = tol
         self.prediction_rule = prediction_rule

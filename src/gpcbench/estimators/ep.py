@@ -24,7 +24,13 @@ from gpcbench.learning.em_ep import (
     em_ep,
     initial_hyperparameters,
 )
+from gpcbench.learning.evidence_lbfgs import maximize_evidence
+from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
+
+#: Hyperparameter learning schemes: "em" is K&G's EM-EP (sec. 3.3), "lbfgs" maximises log Z_EP
+#: directly with its exact gradient (K&G Theorem 1; :mod:`gpcbench.learning.evidence_lbfgs`).
+OPTIMIZERS = ("lbfgs", "em")
 
 
 class _EPGaussianProcess(BaseEstimator):
@@ -54,16 +60,12 @@ class _EPGaussianProcess(BaseEstimator):
         learn = self._learned(likelihood)
         ep_options = {"schedule": self.ep_schedule}
         if learn:
-            result = em_ep(
-                X,
-                targets,
-                covariance,
-                likelihood,
-                learn=learn,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                ep_options=ep_options,
-            )
+            if self.optimizer not in OPTIMIZERS:
+                raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+            learner = em_ep if self.optimizer == "em" else maximize_evidence
+            result = learner(X, targets, covariance, likelihood, learn=learn,
+                             max_iter=self.max_iter, gtol=self.tol, ep_options=ep_options,
+                             label=f"{type(self).__name__} ({self.optimizer})")
             covariance, likelihood, ep = result.covariance, result.likelihood, result.ep
             trace, converged = result.trace, result.converged
         else:
@@ -137,10 +139,18 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
         Mask or indices of discrete features (distance 1 - delta, eq. 14).
     ep_schedule : {"sequential", "parallel"}, default="sequential"
         EP site-update schedule (see :mod:`gpcbench.inference.ep`).
-    max_iter : int, default=100
-        Maximum number of EM iterations.
-    tol : float, default=1e-3
-        EM stops when log Z changes by less than this between iterations.
+    optimizer : {"lbfgs", "em"}, default="lbfgs"
+        How hyperparameters are learned: "lbfgs" maximises the EP log evidence directly by
+        L-BFGS-B with its exact gradient (K&G Theorem 1), EP warm-started at every step;
+        "em" is the paper's EM-EP (sec. 3.3). Both maximise the same log Z_EP and stop by
+        the same rule (:mod:`gpcbench.learning.stopping`); "em" is several times slower.
+    max_iter : int, default=200
+        Maximum number of L-BFGS-B or EM iterations; stopping there warns
+        (:class:`~sklearn.exceptions.ConvergenceWarning`) and leaves ``converged_`` False.
+    tol : float, default=1e-2
+        Converged when the largest |d log Z / d log theta| over the learned hyperparameters
+        (projected: one at its bound pushing outwards does not count) is below ``tol``, or
+        when log Z and the hyperparameters have stopped moving.
 
     Attributes
     ----------
@@ -151,9 +161,12 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
     log_evidence_ : float
         EP log Z (eq. 23) at the final hyperparameters; alias ``log_marginal_likelihood_value_``.
     trace_ : list of dict
-        One entry per E-step (iteration, log_evidence, lower_bound F, lower_bound_prior,
-        m_step_gain, hyperparameters, ep_sweeps, ep_converged); alias ``convergence_trace_``.
-        Without learning the single entry has no bound (None).
+        One entry per iteration (E-step or L-BFGS-B step): iteration, log_evidence,
+        lower_bound F, lower_bound_prior, m_step_gain (these three None for "lbfgs"),
+        hyperparameters, ep_sweeps, ep_converged, gradient_norm, at_bound (learned
+        hyperparameters held at a bound, e.g. an irrelevant input's inverse lengthscale) and
+        stop_reason; alias ``convergence_trace_``. Without learning the single entry has no
+        bound (None).
     converged_ : bool
         Whether EM-EP and the final EP run both met their tolerances.
     n_iter_ : int
@@ -189,8 +202,9 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
         discrete_features=None,
         *,
         ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
+        optimizer="lbfgs",
+        max_iter=200,
+        tol=DEFAULT_GTOL,
     ):
         self.theta0 = theta0
         self.theta1 = theta1
@@ -201,6 +215,7 @@ class EPGaussianProcessClassifier(ClassifierMixin, _EPGaussianProcess):
         self.learn_hyperparameters = learn_hyperparameters
         self.discrete_features = discrete_features
         self.ep_schedule = ep_schedule
+        self.optimizer = optimizer
         self.max_iter = max_iter
         self.tol = tol
 
@@ -255,7 +270,7 @@ class EPGaussianProcessRegressor(RegressorMixin, _EPGaussianProcess):
         sigma^2 of the Gaussian likelihood N(y | f, sigma^2).
     learn_hyperparameters : bool or collection of str, default=True
         True learns theta0, theta1, inverse_lengthscale and noise_variance.
-    ep_schedule, max_iter, tol
+    ep_schedule, optimizer, max_iter, tol
         As for the classifier.
 
     Attributes
@@ -284,8 +299,9 @@ class EPGaussianProcessRegressor(RegressorMixin, _EPGaussianProcess):
         discrete_features=None,
         *,
         ep_schedule=DEFAULT_SCHEDULE,
-        max_iter=100,
-        tol=1e-3,
+        optimizer="lbfgs",
+        max_iter=200,
+        tol=DEFAULT_GTOL,
     ):
         self.theta0 = theta0
         self.theta1 = theta1
@@ -296,6 +312,7 @@ class EPGaussianProcessRegressor(RegressorMixin, _EPGaussianProcess):
         self.learn_hyperparameters = learn_hyperparameters
         self.discrete_features = discrete_features
         self.ep_schedule = ep_schedule
+        self.optimizer = optimizer
         self.max_iter = max_iter
         self.tol = tol
 

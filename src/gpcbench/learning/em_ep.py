@@ -16,8 +16,9 @@ with gradient (eq. 57, i.e. eq. 31 after h = C alpha)
 
 maximised in log space with L-BFGS-B. F_epsilon = sum_i [P_i log(1 - eps) + (1 - P_i) log eps],
 P_i = q(y_i f_i > 0), is maximised in closed form by eps = mean_i (1 - P_i) (the
-likelihood's ``optimal_parameter``). The two steps alternate until log Z (eq. 23) changes by
-less than ``tol``; every iteration is recorded in a trace.
+likelihood's ``optimal_parameter``). The two steps alternate until the stopping rule of
+:mod:`gpcbench.learning.stopping` holds at an E-step (gradient of log Z, free by Theorem 1,
+or log Z and the hyperparameters no longer moving); every iteration is recorded in a trace.
 
 Theorem 1: at the E-step's hyperparameters the gradient of F_theta_cov equals the gradient of
 the EP log evidence (``EPResult.log_evidence_gradient``); the tests check this identity.
@@ -41,7 +42,9 @@ from scipy.optimize import minimize
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import EPResult, expectation_propagation
+from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.likelihoods import Likelihood
+from gpcbench.monitor import Progress, warn_at_cap
 
 COVARIANCE_NAMES = ("theta0", "theta1", "theta2", "inverse_lengthscale")
 #: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; footnote 12: epsilon = 0.
@@ -54,10 +57,10 @@ PAPER_INITIAL_VALUES = {
 }
 #: "theta2 was fixed to zero or a very small number" for GPC-EP(s,hard) (section 3.5.2).
 HARD_THETA2 = 1e-6
-#: Box constraints on every log hyperparameter during the M-step (numerical safety only).
-LOG_BOUNDS = (math.log(1e-10), math.log(1e6))
 #: L-BFGS-B iterations per M-step (see :func:`m_step`).
 M_STEP_MAXITER = 10
+#: Relative step of the central difference in :func:`likelihood_gradient`.
+LIKELIHOOD_STEP = 1e-5
 
 
 @dataclass(frozen=True)
@@ -194,12 +197,14 @@ def entropy(ep: EPResult) -> float:
 def lower_bound(
     covariance: Covariance, likelihood: Likelihood, X, y, ep: EPResult, moment=None
 ) -> dict:
-    """The bound F of eq. 29 for q = ``ep``'s posterior, and its three parts (eq. 56)."""
+    """The bound F of eq. 29 for q = ``ep``'s posterior, its three parts (eq. 56) and the
+    gradient of F_theta_cov (eq. 57), which is that of log Z by Theorem 1."""
     moment = second_moment(ep) if moment is None else moment
-    prior, _ = prior_term(covariance, X, moment)
+    prior, gradient = prior_term(covariance, X, moment)
     expected = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
     ent = entropy(ep)
-    return {"prior": prior, "likelihood": expected, "entropy": ent, "F": expected + prior + ent}
+    return {"prior": prior, "likelihood": expected, "entropy": ent, "F": expected + prior + ent,
+            "prior_gradient": gradient}
 
 
 def _increase(new: float, old: float) -> float:
@@ -208,7 +213,7 @@ def _increase(new: float, old: float) -> float:
 
 
 # ---------------------------------------------------------------------------- M-step
-def _free_mask(covariance: Covariance, learn) -> np.ndarray:
+def free_mask(covariance: Covariance, learn) -> np.ndarray:
     """Which entries of ``covariance.params`` are optimised."""
     names = covariance.param_names
     mask = np.array([name.split("[")[0] in learn for name in names])
@@ -266,10 +271,12 @@ def em_ep(
     likelihood: Likelihood,
     *,
     learn=COVARIANCE_NAMES,
-    max_iter: int = 100,
-    tol: float = 1e-3,
+    max_iter: int = 200,
+    gtol: float = DEFAULT_GTOL,
+    ftol: float = DEFAULT_FTOL,
     ep_options: dict | None = None,
     m_step_maxiter: int = M_STEP_MAXITER,
+    label: str = "EM-EP",
 ) -> EMEPResult:
     """Fit hyperparameters by EM-EP.
 
@@ -286,21 +293,25 @@ def em_ep(
     learn : collection of str
         Names among theta0, theta1, theta2, inverse_lengthscale and the likelihood parameter.
     max_iter : int
-        Maximum number of EM iterations (M-steps).
-    tol : float
-        Stop when |change of log Z| between consecutive E-steps is below this.
+        Maximum number of EM iterations (M-steps); stopping there warns.
+    gtol, ftol : float
+        The stopping rule of :mod:`gpcbench.learning.stopping`, applied at every E-step: the
+        gradient of log Z there is free (Theorem 1: it is the gradient of F_theta_cov, which the
+        bound computes anyway).
     ep_options : dict, optional
         Passed to :func:`~gpcbench.inference.ep.expectation_propagation`.
     m_step_maxiter : int
         L-BFGS-B iteration limit per M-step.
+    label : str
+        Names the fit in progress lines and warnings.
 
     Returns
     -------
     EMEPResult
         ``trace`` holds one dict per E-step: iteration, log_evidence, lower_bound (F, -inf when
         epsilon = 0), lower_bound_prior (F_theta_cov), m_step_gain (increase of F in the
-        following M-step, None after the last E-step), the hyperparameters, and EP's sweeps and
-        convergence flag.
+        following M-step, None after the last E-step), the hyperparameters, EP's sweeps and
+        convergence flag, and the stopping rule's gradient_norm, at_bound and stop_reason.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -309,19 +320,26 @@ def em_ep(
     unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
     if unknown:
         raise ValueError(f"cannot learn {sorted(unknown)}")
-    free = _free_mask(covariance, learn)
+    free = free_mask(covariance, learn)
     learn_likelihood = likelihood.parameter_name in learn
+    names = [n for n, f in zip(covariance.param_names, free) if f]
+    rule = StoppingRule(names + [likelihood.parameter_name] * learn_likelihood,
+                        gtol=gtol, ftol=ftol)
+    progress = Progress(label)
     trace: list[dict] = []
     ep = expectation_propagation(covariance(X), y, likelihood, **ep_options)
-    converged = False
     for iteration in range(max_iter + 1):
         moment = second_moment(ep)
         bound = lower_bound(covariance, likelihood, X, y, ep, moment)
-        trace.append(_trace_entry(iteration, ep, bound, covariance, likelihood))
-        if iteration > 0 and abs(trace[-1]["log_evidence"] - trace[-2]["log_evidence"]) < tol:
-            converged = True
-            break
-        if iteration == max_iter:
+        trace.append(trace_entry(iteration, ep, bound, covariance, likelihood))
+        point, gradient = covariance.log_params[free], bound["prior_gradient"][free]
+        if learn_likelihood:
+            point = np.append(point, np.log(likelihood.params[0]))
+            gradient = np.append(gradient, likelihood_gradient(likelihood, y, ep))
+        trace[-1].update(rule.update(ep.log_evidence, np.clip(point, *LOG_BOUNDS), gradient))
+        progress("iteration %d log Z %.6f |grad| %.2e", iteration, ep.log_evidence,
+                 trace[-1]["gradient_norm"])
+        if rule.converged or iteration == max_iter:
             break
         gain = 0.0
         if free.any():
@@ -339,17 +357,40 @@ def em_ep(
         ep = expectation_propagation(
             covariance(X), y, likelihood, initial_sites=ep.sites, **ep_options
         )
-    return EMEPResult(covariance, likelihood, ep, trace, converged, iteration)
+    if not rule.converged:
+        warn_at_cap(label, "EM", max_iter,
+                    f"|grad log Z| = {trace[-1]['gradient_norm']:.2e} > gtol = {gtol}; "
+                    "optimizer='lbfgs' converges faster")
+    progress("stopped after %d iterations, log Z %.6f, converged %s", iteration,
+             ep.log_evidence, rule.converged, final=True)
+    return EMEPResult(covariance, likelihood, ep, trace, rule.converged, iteration)
 
 
-def _trace_entry(iteration, ep, bound, covariance, likelihood) -> dict:
+def likelihood_gradient(likelihood: Likelihood, y, ep: EPResult) -> float:
+    """d log Z / d log(likelihood parameter) at an EP fixed point.
+
+    The sites are stationary there, so only the tilted normalisers sum_i log Z_i at the fixed
+    cavities depend on the parameter; their derivative is taken by a central difference in
+    log space. Zero for a parameter equal to zero (epsilon = 0 of footnote 12).
+    """
+    value = float(likelihood.params[0])
+    if value == 0.0:
+        return 0.0
+    step = LIKELIHOOD_STEP
+    log_z = [np.sum(likelihood.with_parameter(value * math.exp(s)).tilted(
+        y, ep.cavity_mean, ep.cavity_variance).log_z) for s in (step, -step)]
+    return float((log_z[0] - log_z[1]) / (2 * step))
+
+
+def trace_entry(iteration, ep, bound, covariance, likelihood) -> dict:
+    """One trace entry: the E-step's log Z, bound F (None if not computed) and hyperparameters."""
     values = covariance.to_dict()
     values[likelihood.parameter_name] = float(likelihood.params[0])
     return {
         "iteration": iteration,
         "log_evidence": ep.log_evidence,
-        "lower_bound": bound["F"],
-        "lower_bound_prior": bound["prior"],
+        "lower_bound": None if bound is None else bound["F"],
+        "lower_bound_prior": None if bound is None else bound["prior"],
         "m_step_gain": None,
         "hyperparameters": values,
         "ep_sweeps": ep.n_sweeps,
