@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky
@@ -42,7 +43,7 @@ from scipy.optimize import minimize
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import EPResult, expectation_propagation
-from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
+from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.likelihoods import Likelihood
 from gpcbench.monitor import Progress, warn_at_cap
 
@@ -273,9 +274,10 @@ def em_ep(
     learn=COVARIANCE_NAMES,
     max_iter: int = 200,
     gtol: float = DEFAULT_GTOL,
-    ftol: float = DEFAULT_FTOL,
+    ftol: float = 0.0,
     ep_options: dict | None = None,
     m_step_maxiter: int = M_STEP_MAXITER,
+    accelerate: bool = True,
     label: str = "EM-EP",
 ) -> EMEPResult:
     """Fit hyperparameters by EM-EP.
@@ -297,11 +299,15 @@ def em_ep(
     gtol, ftol : float
         The stopping rule of :mod:`gpcbench.learning.stopping`, applied at every E-step: the
         gradient of log Z there is free (Theorem 1: it is the gradient of F_theta_cov, which the
-        bound computes anyway).
+        bound computes anyway). The change test is off by default (``ftol=0``): EM's steps
+        shrink where the evidence is flat long before its gradient is small.
     ep_options : dict, optional
         Passed to :func:`~gpcbench.inference.ep.expectation_propagation`.
     m_step_maxiter : int
         L-BFGS-B iteration limit per M-step.
+    accelerate : bool
+        Extrapolate every two EM steps by SQUAREM (:meth:`_EMRun.extrapolate`); the
+        plain EM map otherwise.
     label : str
         Names the fit in progress lines and warnings.
 
@@ -315,55 +321,141 @@ def em_ep(
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    ep_options = dict(ep_options or {})
     learn = tuple(learn)
     unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
     if unknown:
         raise ValueError(f"cannot learn {sorted(unknown)}")
-    free = free_mask(covariance, learn)
-    learn_likelihood = likelihood.parameter_name in learn
-    names = [n for n, f in zip(covariance.param_names, free) if f]
-    rule = StoppingRule(names + [likelihood.parameter_name] * learn_likelihood,
-                        gtol=gtol, ftol=ftol)
-    progress = Progress(label)
-    trace: list[dict] = []
-    ep = expectation_propagation(covariance(X), y, likelihood, **ep_options)
-    for iteration in range(max_iter + 1):
+    run = _EMRun(X, y, covariance, likelihood, learn, dict(ep_options or {}), m_step_maxiter,
+                 StoppingRule([], gtol=gtol, ftol=ftol), Progress(label))
+    state = run.e_step(covariance, likelihood)
+    while not run.done(max_iter):
+        first = run.e_step(*run.m_step(state))
+        if not accelerate or run.done(max_iter):
+            state = first
+            continue
+        second = run.e_step(*run.m_step(first))
+        state = second if run.done(max_iter) else run.extrapolate(state, first, second)
+    if not run.rule.converged:
+        warn_at_cap(label, "EM", max_iter,
+                    f"|grad log Z| = {run.trace[-1]['gradient_norm']:.2e} > gtol = {gtol}; "
+                    "optimizer='lbfgs' converges faster")
+    covariance, likelihood, ep = state[:3]
+    run.progress("stopped after %d iterations, log Z %.6f, converged %s", len(run.trace) - 1,
+                 ep.log_evidence, run.rule.converged, final=True)
+    return EMEPResult(covariance, likelihood, ep, run.trace, run.rule.converged,
+                      len(run.trace) - 1)
+
+
+class EStep(NamedTuple):
+    """The state after an E-step: hyperparameters, EP, E_q[f f^T] and F_theta_cov there."""
+
+    covariance: Covariance
+    likelihood: Likelihood
+    ep: EPResult
+    moment: np.ndarray
+    prior: float
+
+
+class _EMRun:
+    """E-steps, M-steps and SQUAREM extrapolation of one EM-EP run, and its trace.
+
+    A state is (covariance, likelihood, EP result); its point is the vector of learned log
+    hyperparameters. Every E-step is one trace entry and one iteration of the stopping rule.
+    """
+
+    def __init__(self, X, y, covariance, likelihood, learn, ep_options, m_step_maxiter, rule,
+                 progress):
+        self.X, self.y, self.ep_options = X, y, ep_options
+        self.m_step_maxiter = m_step_maxiter
+        self.free = free_mask(covariance, learn)
+        self.learn_likelihood = likelihood.parameter_name in learn
+        self.template = (covariance, likelihood)
+        rule.names = [n for n, f in zip(covariance.param_names, self.free) if f]
+        rule.names += [likelihood.parameter_name] * self.learn_likelihood
+        self.rule, self.progress = rule, progress
+        self.trace: list[dict] = []
+        self.sites = None
+
+    def done(self, max_iter) -> bool:
+        return self.rule.converged or len(self.trace) > max_iter
+
+    def point(self, covariance, likelihood) -> np.ndarray:
+        point = covariance.log_params[self.free]
+        if self.learn_likelihood:
+            with np.errstate(divide="ignore"):
+                point = np.append(point, np.log(likelihood.params[0]))
+        return point
+
+    def models(self, point):
+        """(covariance, likelihood) at a point (clipped to LOG_BOUNDS)."""
+        covariance, likelihood = self.template
+        point = np.clip(point, *LOG_BOUNDS)
+        n_free = int(self.free.sum())
+        params = covariance.params.copy()
+        params[self.free] = np.exp(point[:n_free])
+        if self.learn_likelihood:
+            likelihood = likelihood.with_parameter(float(np.exp(point[n_free])))
+        return covariance.with_params(params), likelihood
+
+    def e_step(self, covariance, likelihood):
+        """EP (warm-started) at the given hyperparameters; one trace entry; the new state."""
+        ep = expectation_propagation(covariance(self.X), self.y, likelihood,
+                                     initial_sites=self.sites, **self.ep_options)
+        self.sites = ep.sites
         moment = second_moment(ep)
-        bound = lower_bound(covariance, likelihood, X, y, ep, moment)
-        trace.append(trace_entry(iteration, ep, bound, covariance, likelihood))
-        point, gradient = covariance.log_params[free], bound["prior_gradient"][free]
-        if learn_likelihood:
-            point = np.append(point, np.log(likelihood.params[0]))
-            gradient = np.append(gradient, likelihood_gradient(likelihood, y, ep))
-        trace[-1].update(rule.update(ep.log_evidence, np.clip(point, *LOG_BOUNDS), gradient))
-        progress("iteration %d log Z %.6f |grad| %.2e", iteration, ep.log_evidence,
-                 trace[-1]["gradient_norm"])
-        if rule.converged or iteration == max_iter:
-            break
+        bound = lower_bound(covariance, likelihood, self.X, self.y, ep, moment)
+        entry = trace_entry(len(self.trace), ep, bound, covariance, likelihood)
+        gradient = bound["prior_gradient"][self.free]  # = grad log Z (Theorem 1)
+        if self.learn_likelihood:
+            gradient = np.append(gradient, likelihood_gradient(likelihood, self.y, ep))
+        point = np.clip(self.point(covariance, likelihood), *LOG_BOUNDS)
+        entry.update(self.rule.update(ep.log_evidence, point, gradient))
+        self.trace.append(entry)
+        self.progress("iteration %d log Z %.6f |grad| %.2e", entry["iteration"],
+                      ep.log_evidence, entry["gradient_norm"])
+        return EStep(covariance, likelihood, ep, moment, bound["prior"])
+
+    def m_step(self, state):
+        """The M-step from a state's E-step (eqs. 56-57 and the closed-form epsilon)."""
+        covariance, likelihood, ep, moment, prior = state
         gain = 0.0
-        if free.any():
-            covariance, before, after, _ = m_step(
-                covariance, X, moment, free, maxiter=m_step_maxiter, start_value=bound["prior"]
-            )
+        if self.free.any():
+            covariance, before, after, _ = m_step(covariance, self.X, moment, self.free,
+                                                  maxiter=self.m_step_maxiter, start_value=prior)
             gain += after - before
-        if learn_likelihood:
+        if self.learn_likelihood:
+            y = self.y
             old = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
             likelihood = likelihood.with_parameter(
-                likelihood.optimal_parameter(y, ep.mean, ep.variance)
-            )
+                likelihood.optimal_parameter(y, ep.mean, ep.variance))
             gain += _increase(likelihood.expected_log_likelihood(y, ep.mean, ep.variance), old)
-        trace[-1]["m_step_gain"] = gain
-        ep = expectation_propagation(
-            covariance(X), y, likelihood, initial_sites=ep.sites, **ep_options
-        )
-    if not rule.converged:
-        warn_at_cap(label, "EM", max_iter,
-                    f"|grad log Z| = {trace[-1]['gradient_norm']:.2e} > gtol = {gtol}; "
-                    "optimizer='lbfgs' converges faster")
-    progress("stopped after %d iterations, log Z %.6f, converged %s", iteration,
-             ep.log_evidence, rule.converged, final=True)
-    return EMEPResult(covariance, likelihood, ep, trace, rule.converged, iteration)
+        self.trace[-1]["m_step_gain"] = gain
+        return covariance, likelihood
+
+    def extrapolate(self, start, first, second):
+        """SQUAREM (Varadhan & Roland 2008, SqS3) from three EM iterates: the E-step at
+        theta0 - 2 a r + a^2 v (r = theta1 - theta0, v = theta2 - 2 theta1 + theta0,
+        a = -|r| / |v| <= -1) if its log Z is at least theta2's, else theta2's state."""
+        points = [self.point(*state[:2]) for state in (start, first, second)]
+        if not all(np.all(np.isfinite(p)) for p in points):
+            return second
+        r = points[1] - points[0]
+        v = points[2] - 2 * points[1] + points[0]
+        if not np.any(v):
+            return second
+        step = min(-np.linalg.norm(r) / np.linalg.norm(v), -1.0)
+        if step == -1.0:
+            return second
+        try:
+            jump = self.e_step(*self.models(points[0] - 2 * step * r + step**2 * v))
+        except (LinAlgError, FloatingPointError):
+            jump = None
+        if jump is not None:
+            self.trace[-1]["extrapolated"] = True
+            if jump.ep.log_evidence >= second.ep.log_evidence or self.rule.converged:
+                return jump
+        self.sites = second.ep.sites
+        return second
 
 
 def likelihood_gradient(likelihood: Likelihood, y, ep: EPResult) -> float:

@@ -168,8 +168,8 @@ def maximize_evidence(
                  options={"maxiter": max_iter, "ftol": 0.0, "gtol": 0.0, "maxls": 40})
     except _Converged:
         pass
-    if not rule.converged:
-        # L-BFGS-B stopped by itself (cap, or line search without progress): judge its best
+    if not rule.converged and not np.array_equal(objective.best[1], rule.previous[1]):
+        # L-BFGS-B stopped by itself (cap, or line search without progress) short of its best
         record(objective.best[1], final=True)
     _, _, cov, lik, ep, _ = objective.best
     last = trace[-1]
