@@ -36,13 +36,13 @@ BOUND_SLACK = 1e-6
 
 def projected_gradient(point, gradient, bounds=LOG_BOUNDS):
     """The ascent gradient with the coordinates at a bound that push outwards set to zero;
-    also the mask of those coordinates."""
+    also the mask of the coordinates at a bound."""
     point = np.asarray(point, dtype=float)
     gradient = np.asarray(gradient, dtype=float)
-    low = (point <= bounds[0] + BOUND_SLACK) & (gradient < 0)
-    high = (point >= bounds[1] - BOUND_SLACK) & (gradient > 0)
-    blocked = low | high
-    return np.where(blocked, 0.0, gradient), blocked
+    low = point <= bounds[0] + BOUND_SLACK
+    high = point >= bounds[1] - BOUND_SLACK
+    blocked = (low & (gradient < 0)) | (high & (gradient > 0))
+    return np.where(blocked, 0.0, gradient), low | high
 
 
 class StoppingRule:
@@ -67,9 +67,10 @@ class StoppingRule:
     def update(self, value, point, gradient=None) -> dict:
         """Record one iterate; returns the trace fields gradient_norm, at_bound, stop_reason."""
         point = np.asarray(point, dtype=float)
-        norm, blocked = None, np.zeros(point.size, dtype=bool)
+        norm = None
+        at_bound = (point <= LOG_BOUNDS[0] + BOUND_SLACK) | (point >= LOG_BOUNDS[1] - BOUND_SLACK)
         if gradient is not None:
-            projected, blocked = projected_gradient(point, gradient)
+            projected, at_bound = projected_gradient(point, gradient)
             norm = float(np.max(np.abs(projected), initial=0.0))
             if self.gtol > 0 and norm <= self.gtol:
                 self._stop("gradient")
@@ -82,7 +83,7 @@ class StoppingRule:
         self.previous = (value, point)
         return {
             "gradient_norm": norm,
-            "at_bound": [n for n, b in zip(self.names, blocked) if b],
+            "at_bound": [n for n, b in zip(self.names, at_bound) if b],
             "stop_reason": self.reason,
         }
 
