@@ -140,14 +140,15 @@ def test_bound_is_below_the_exact_evidence(seed):
 def test_em_ep_loop_records_a_consistent_trace():
     X, y = _data(n=60, seed=4, flip=2)
     start = _covariance(3, False, theta2=1e-3)
-    res = em_ep(X, y, start, NoisyThresholdLikelihood(), max_iter=60)
+    res = em_ep(X, y, start, NoisyThresholdLikelihood(), max_iter=200, accelerate=False)
     assert res.converged and res.n_iter == len(res.trace) - 1
     log_z = [e["log_evidence"] for e in res.trace]
     assert log_z[-1] > log_z[0] + 1.0  # learning improves the evidence substantially
     assert (
         all(e["m_step_gain"] >= 0 for e in res.trace[:-1]) and res.trace[-1]["m_step_gain"] is None
     )
-    assert abs(log_z[-1] - log_z[-2]) < 1e-3
+    assert res.trace[-1]["stop_reason"] == "gradient" and res.trace[-1]["gradient_norm"] <= 1e-2
+    assert all(e["gradient_norm"] > 1e-2 for e in res.trace[:-1])
     assert res.trace[-1]["hyperparameters"] == {**res.covariance.to_dict(), "epsilon": 0.0}
     assert all(
         e["lower_bound"] == -np.inf and np.isfinite(e["lower_bound_prior"]) for e in res.trace

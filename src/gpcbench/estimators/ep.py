@@ -31,7 +31,13 @@ from gpcbench.learning.em_ep import (
     initial_hyperparameters,
     trace_entry,
 )
+from gpcbench.learning.evidence_lbfgs import maximize_evidence
+from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
+
+#: Hyperparameter learning schemes: "em" is K&G's EM-EP (sec. 3.3), "lbfgs" maximises log Z_EP
+#: directly with its exact gradient (K&G Theorem 1; :mod:`gpcbench.learning.evidence_lbfgs`).
+OPTIMIZERS = ("lbfgs", "em")
 
 
 class EPGaussianProcessBase(Eq13Estimator):
@@ -55,16 +61,12 @@ class EPGaussianProcessBase(Eq13Estimator):
         learn = self._learned()
         ep_options = {"schedule": self.ep_schedule}
         if learn:
-            result = em_ep(
-                X,
-                targets,
-                covariance,
-                likelihood,
-                learn=learn,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                ep_options=ep_options,
-            )
+            if self.optimizer not in OPTIMIZERS:
+                raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+            learner = em_ep if self.optimizer == "em" else maximize_evidence
+            result = learner(X, targets, covariance, likelihood, learn=learn,
+                             max_iter=self.max_iter, gtol=self.tol, ep_options=ep_options,
+                             label=f"{type(self).__name__} ({self.optimizer})")
             covariance, likelihood, ep = result.covariance, result.likelihood, result.ep
             trace, converged = result.trace, result.converged
         else:
@@ -107,10 +109,18 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
         among ``"theta0", "theta1", "theta2", "inverse_lengthscale", "epsilon"``.
     ep_schedule : {"sequential", "parallel"}, default="sequential"
         EP site-update schedule (see :mod:`gpcbench.inference.ep`).
-    max_iter : int, default=100
-        Maximum number of EM iterations.
-    tol : float, default=1e-3
-        EM stops when log Z changes by less than this between iterations.
+    optimizer : {"lbfgs", "em"}, default="lbfgs"
+        How hyperparameters are learned: "lbfgs" maximises the EP log evidence directly by
+        L-BFGS-B with its exact gradient (K&G Theorem 1), EP warm-started at every step;
+        "em" is the paper's EM-EP (sec. 3.3). Both maximise the same log Z_EP and stop by
+        the same rule (:mod:`gpcbench.learning.stopping`); "em" is several times slower.
+    max_iter : int, default=200
+        Maximum number of L-BFGS-B or EM iterations; stopping there warns
+        (:class:`~sklearn.exceptions.ConvergenceWarning`) and leaves ``converged_`` False.
+    tol : float, default=1e-2
+        Converged when the largest |d log Z / d log theta| over the learned hyperparameters
+        (projected: one at its bound pushing outwards does not count) is below ``tol``, or
+        when log Z and the hyperparameters have stopped moving.
 
     Attributes
     ----------
@@ -121,9 +131,12 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
     log_evidence_ : float
         EP log Z (eq. 23) at the final hyperparameters; alias ``log_marginal_likelihood_value_``.
     trace_ : list of dict
-        One entry per E-step (iteration, log_evidence, lower_bound F, lower_bound_prior,
-        m_step_gain, hyperparameters, ep_sweeps, ep_converged); alias ``convergence_trace_``.
-        Without learning the single entry has no bound (None).
+        One entry per iteration (E-step or L-BFGS-B step): iteration, log_evidence,
+        lower_bound F, lower_bound_prior, m_step_gain (these three None for "lbfgs"),
+        hyperparameters, ep_sweeps, ep_converged, gradient_norm, at_bound (learned
+        hyperparameters held at a bound, e.g. an irrelevant input's inverse lengthscale) and
+        stop_reason; alias ``convergence_trace_``. Without learning the single entry has no
+        bound (None).
     converged_ : bool
         Whether EM-EP and the final EP run both met their tolerances.
     n_iter_ : int
@@ -149,7 +162,8 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
 
     def __init__(self, theta0=1.0, theta1=1e-4, theta2=1e-3, inverse_lengthscale=0.05,
                  ard=False, epsilon=0.0, learn_hyperparameters=True, discrete_features=None, *,
-                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3):
+                 ep_schedule=DEFAULT_SCHEDULE, optimizer="lbfgs", max_iter=200,
+                 tol=DEFAULT_GTOL):
         store_parameters(self, locals())
 
     def fit(self, X, y):
@@ -196,7 +210,7 @@ class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
         sigma^2 of the Gaussian likelihood N(y | f, sigma^2).
     learn_hyperparameters : bool or collection of str, default=True
         True learns theta0, theta1, inverse_lengthscale and noise_variance.
-    ep_schedule, max_iter, tol
+    ep_schedule, optimizer, max_iter, tol
         As for the classifier.
 
     Attributes
@@ -215,7 +229,8 @@ class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
 
     def __init__(self, theta0=1.0, theta1=1.0, theta2=1e-6, inverse_lengthscale=1.0, ard=False,
                  noise_variance=0.1, learn_hyperparameters=True, discrete_features=None, *,
-                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3):
+                 ep_schedule=DEFAULT_SCHEDULE, optimizer="lbfgs", max_iter=200,
+                 tol=DEFAULT_GTOL):
         store_parameters(self, locals())
 
     def fit(self, X, y):

@@ -23,6 +23,7 @@ from gpcbench.inference.ep_multiclass import (
     label_eq54,
     latent_predictive,
 )
+from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 
 PREDICTION_RULES = ("probability", "eq54", "eq53")
@@ -34,7 +35,7 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBa
     Parameters
     ----------
     theta0, theta1, theta2, inverse_lengthscale, ard, epsilon, learn_hyperparameters,
-    discrete_features, ep_schedule, max_iter, tol
+    discrete_features, ep_schedule, optimizer, max_iter, tol
         As for :class:`gpcbench.models.EPGaussianProcessClassifier`; they describe the base
         covariance c shared by the J latent functions (K&G eq. 43). ``epsilon`` is put on every
         difference site (:mod:`gpcbench.inference.ep_multiclass`).
@@ -58,8 +59,8 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBa
 
     def __init__(self, theta0=1.0, theta1=1e-4, theta2=1e-3, inverse_lengthscale=0.05,
                  ard=False, epsilon=0.0, learn_hyperparameters=True, discrete_features=None, *,
-                 ep_schedule=DEFAULT_SCHEDULE, max_iter=100, tol=1e-3,
-                 prediction_rule="probability", random_state=None):
+                 ep_schedule=DEFAULT_SCHEDULE, optimizer="lbfgs", max_iter=200,
+                 tol=DEFAULT_GTOL, prediction_rule="probability", random_state=None):
         store_parameters(self, locals())
 
     def _covariance(self, n_features: int) -> ClassDifferenceCovariance:

@@ -16,8 +16,9 @@ with gradient (eq. 57, i.e. eq. 31 after h = C alpha)
 
 maximised in log space with L-BFGS-B. F_epsilon = sum_i [P_i log(1 - eps) + (1 - P_i) log eps],
 P_i = q(y_i f_i > 0), is maximised in closed form by eps = mean_i (1 - P_i) (the
-likelihood's ``optimal_parameter``). The two steps alternate until log Z (eq. 23) changes by
-less than ``tol``; every iteration is recorded in a trace.
+likelihood's ``optimal_parameter``). The two steps alternate until the stopping rule of
+:mod:`gpcbench.learning.stopping` holds at an E-step (gradient of log Z, free by Theorem 1,
+or log Z and the hyperparameters no longer moving); every iteration is recorded in a trace.
 
 Theorem 1: at the E-step's hyperparameters the gradient of F_theta_cov equals the gradient of
 the EP log evidence (``EPResult.log_evidence_gradient``); the tests check this identity.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky
@@ -41,7 +43,9 @@ from scipy.optimize import minimize
 from gpcbench.covariance import COVARIANCE_NAMES, Covariance
 from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.inference.ep import EPResult, expectation_propagation
+from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.likelihoods import Likelihood
+from gpcbench.monitor import Progress, warn_at_cap
 
 #: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; footnote 12: epsilon = 0.
 PAPER_INITIAL_VALUES = {
@@ -53,10 +57,10 @@ PAPER_INITIAL_VALUES = {
 }
 #: "theta2 was fixed to zero or a very small number" for GPC-EP(s,hard) (section 3.5.2).
 HARD_THETA2 = 1e-6
-#: Box constraints on every log hyperparameter during the M-step (numerical safety only).
-LOG_BOUNDS = (math.log(1e-10), math.log(1e6))
 #: L-BFGS-B iterations per M-step (see :func:`m_step`).
 M_STEP_MAXITER = 10
+#: Relative step of the central difference in :func:`likelihood_gradient`.
+LIKELIHOOD_STEP = 1e-5
 
 
 @dataclass(frozen=True)
@@ -182,12 +186,14 @@ def entropy(ep: EPResult) -> float:
 def lower_bound(
     covariance: Covariance, likelihood: Likelihood, X, y, ep: EPResult, moment=None
 ) -> dict:
-    """The bound F of eq. 29 for q = ``ep``'s posterior, and its three parts (eq. 56)."""
+    """The bound F of eq. 29 for q = ``ep``'s posterior, its three parts (eq. 56) and the
+    gradient of F_theta_cov (eq. 57), which is that of log Z by Theorem 1."""
     moment = second_moment(ep) if moment is None else moment
-    prior, _ = prior_term(covariance, X, moment)
+    prior, gradient = prior_term(covariance, X, moment)
     expected = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
     ent = entropy(ep)
-    return {"prior": prior, "likelihood": expected, "entropy": ent, "F": expected + prior + ent}
+    return {"prior": prior, "likelihood": expected, "entropy": ent, "F": expected + prior + ent,
+            "prior_gradient": gradient}
 
 
 def _increase(new: float, old: float) -> float:
@@ -196,7 +202,16 @@ def _increase(new: float, old: float) -> float:
 
 
 # ---------------------------------------------------------------------------- M-step
-def _free_mask(covariance: Covariance, learn) -> np.ndarray:
+def learnable(learn, likelihood: Likelihood) -> tuple[str, ...]:
+    """``learn`` as a tuple of names, checked against the covariance's and the likelihood's."""
+    learn = tuple(learn)
+    unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
+    if unknown:
+        raise ValueError(f"cannot learn {sorted(unknown)}")
+    return learn
+
+
+def free_mask(covariance: Covariance, learn) -> np.ndarray:
     """Which entries of ``covariance.params`` are optimised."""
     names = covariance.param_names
     mask = np.array([name.split("[")[0] in learn for name in names])
@@ -254,10 +269,13 @@ def em_ep(
     likelihood: Likelihood,
     *,
     learn=COVARIANCE_NAMES,
-    max_iter: int = 100,
-    tol: float = 1e-3,
+    max_iter: int = 200,
+    gtol: float = DEFAULT_GTOL,
+    ftol: float = 0.0,
     ep_options: dict | None = None,
     m_step_maxiter: int = M_STEP_MAXITER,
+    accelerate: bool = True,
+    label: str = "EM-EP",
 ) -> EMEPResult:
     """Fit hyperparameters by EM-EP.
 
@@ -274,60 +292,180 @@ def em_ep(
     learn : collection of str
         Names among theta0, theta1, theta2, inverse_lengthscale and the likelihood parameter.
     max_iter : int
-        Maximum number of EM iterations (M-steps).
-    tol : float
-        Stop when |change of log Z| between consecutive E-steps is below this.
+        Maximum number of EM iterations (M-steps); stopping there warns.
+    gtol, ftol : float
+        The stopping rule of :mod:`gpcbench.learning.stopping`, applied at every E-step: the
+        gradient of log Z there is free (Theorem 1: it is the gradient of F_theta_cov, which the
+        bound computes anyway). The change test is off by default (``ftol=0``): EM's steps
+        shrink where the evidence is flat long before its gradient is small.
     ep_options : dict, optional
         Passed to :func:`~gpcbench.inference.ep.expectation_propagation`.
     m_step_maxiter : int
         L-BFGS-B iteration limit per M-step.
+    accelerate : bool
+        Extrapolate every two EM steps by SQUAREM (:meth:`_EMRun.extrapolate`); the
+        plain EM map otherwise.
+    label : str
+        Names the fit in progress lines and warnings.
 
     Returns
     -------
     EMEPResult
         ``trace`` holds one dict per E-step: iteration, log_evidence, lower_bound (F, -inf when
         epsilon = 0), lower_bound_prior (F_theta_cov), m_step_gain (increase of F in the
-        following M-step, None after the last E-step), the hyperparameters, and EP's sweeps and
-        convergence flag.
+        following M-step, None after the last E-step), the hyperparameters, EP's sweeps and
+        convergence flag, and the stopping rule's gradient_norm, at_bound and stop_reason.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    ep_options = dict(ep_options or {})
-    learn = tuple(learn)
-    unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
-    if unknown:
-        raise ValueError(f"cannot learn {sorted(unknown)}")
-    free = _free_mask(covariance, learn)
-    learn_likelihood = likelihood.parameter_name in learn
-    trace: list[dict] = []
-    ep = expectation_propagation(covariance(X), y, likelihood, **ep_options)
-    converged = False
-    for iteration in range(max_iter + 1):
+    learn = learnable(learn, likelihood)
+    run = _EMRun(X, y, covariance, likelihood, learn, dict(ep_options or {}), m_step_maxiter,
+                 StoppingRule([], gtol=gtol, ftol=ftol), Progress(label))
+    state = run.e_step(covariance, likelihood)
+    while not run.done(max_iter):
+        first = run.e_step(*run.m_step(state))
+        if not accelerate or run.done(max_iter):
+            state = first
+            continue
+        second = run.e_step(*run.m_step(first))
+        state = second if run.done(max_iter) else run.extrapolate(state, first, second)
+    if not run.rule.converged:
+        warn_at_cap(label, "EM", max_iter,
+                    f"|grad log Z| = {run.trace[-1]['gradient_norm']:.2e} > gtol = {gtol}; "
+                    "optimizer='lbfgs' converges faster")
+    covariance, likelihood, ep = state[:3]
+    run.progress("stopped after %d iterations, log Z %.6f, converged %s", len(run.trace) - 1,
+                 ep.log_evidence, run.rule.converged, force=True)
+    return EMEPResult(covariance, likelihood, ep, run.trace, run.rule.converged,
+                      len(run.trace) - 1)
+
+
+class EStep(NamedTuple):
+    """The state after an E-step: hyperparameters, EP, E_q[f f^T] and F_theta_cov there."""
+
+    covariance: Covariance
+    likelihood: Likelihood
+    ep: EPResult
+    moment: np.ndarray
+    prior: float
+
+
+class _EMRun:
+    """E-steps, M-steps and SQUAREM extrapolation of one EM-EP run, and its trace.
+
+    A state is (covariance, likelihood, EP result); its point is the vector of learned log
+    hyperparameters. Every E-step is one trace entry and one iteration of the stopping rule.
+    """
+
+    def __init__(self, X, y, covariance, likelihood, learn, ep_options, m_step_maxiter, rule,
+                 progress):
+        self.X, self.y, self.ep_options = X, y, ep_options
+        self.m_step_maxiter = m_step_maxiter
+        self.free = free_mask(covariance, learn)
+        self.learn_likelihood = likelihood.parameter_name in learn
+        self.template = (covariance, likelihood)
+        rule.names = [n for n, f in zip(covariance.param_names, self.free) if f]
+        rule.names += [likelihood.parameter_name] * self.learn_likelihood
+        self.rule, self.progress = rule, progress
+        self.trace: list[dict] = []
+        self.sites = None
+
+    def done(self, max_iter) -> bool:
+        return self.rule.converged or len(self.trace) > max_iter
+
+    def point(self, covariance, likelihood) -> np.ndarray:
+        point = covariance.log_params[self.free]
+        if self.learn_likelihood:
+            with np.errstate(divide="ignore"):
+                point = np.append(point, np.log(likelihood.params[0]))
+        return point
+
+    def models(self, point):
+        """(covariance, likelihood) at a point (clipped to LOG_BOUNDS)."""
+        covariance, likelihood = self.template
+        point = np.clip(point, *LOG_BOUNDS)
+        n_free = int(self.free.sum())
+        params = covariance.params.copy()
+        params[self.free] = np.exp(point[:n_free])
+        if self.learn_likelihood:
+            likelihood = likelihood.with_parameter(float(np.exp(point[n_free])))
+        return covariance.with_params(params), likelihood
+
+    def e_step(self, covariance, likelihood):
+        """EP (warm-started) at the given hyperparameters; one trace entry; the new state."""
+        ep = expectation_propagation(covariance(self.X), self.y, likelihood,
+                                     initial_sites=self.sites, **self.ep_options)
+        self.sites = ep.sites
         moment = second_moment(ep)
-        bound = lower_bound(covariance, likelihood, X, y, ep, moment)
-        trace.append(trace_entry(iteration, ep, covariance, likelihood, bound))
-        if iteration > 0 and abs(trace[-1]["log_evidence"] - trace[-2]["log_evidence"]) < tol:
-            converged = True
-            break
-        if iteration == max_iter:
-            break
+        bound = lower_bound(covariance, likelihood, self.X, self.y, ep, moment)
+        entry = trace_entry(len(self.trace), ep, covariance, likelihood, bound)
+        gradient = bound["prior_gradient"][self.free]  # = grad log Z (Theorem 1)
+        if self.learn_likelihood:
+            gradient = np.append(gradient, likelihood_gradient(likelihood, self.y, ep))
+        point = np.clip(self.point(covariance, likelihood), *LOG_BOUNDS)
+        entry.update(self.rule.update(ep.log_evidence, point, gradient))
+        self.trace.append(entry)
+        self.progress("iteration %d log Z %.6f |grad| %.2e", entry["iteration"],
+                      ep.log_evidence, entry["gradient_norm"])
+        return EStep(covariance, likelihood, ep, moment, bound["prior"])
+
+    def m_step(self, state):
+        """The M-step from a state's E-step (eqs. 56-57 and the closed-form epsilon)."""
+        covariance, likelihood, ep, moment, prior = state
         gain = 0.0
-        if free.any():
-            covariance, before, after, _ = m_step(
-                covariance, X, moment, free, maxiter=m_step_maxiter, start_value=bound["prior"]
-            )
+        if self.free.any():
+            covariance, before, after, _ = m_step(covariance, self.X, moment, self.free,
+                                                  maxiter=self.m_step_maxiter, start_value=prior)
             gain += after - before
-        if learn_likelihood:
+        if self.learn_likelihood:
+            y = self.y
             old = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
             likelihood = likelihood.with_parameter(
-                likelihood.optimal_parameter(y, ep.mean, ep.variance)
-            )
+                likelihood.optimal_parameter(y, ep.mean, ep.variance))
             gain += _increase(likelihood.expected_log_likelihood(y, ep.mean, ep.variance), old)
-        trace[-1]["m_step_gain"] = gain
-        ep = expectation_propagation(
-            covariance(X), y, likelihood, initial_sites=ep.sites, **ep_options
-        )
-    return EMEPResult(covariance, likelihood, ep, trace, converged, iteration)
+        self.trace[-1]["m_step_gain"] = gain
+        return covariance, likelihood
+
+    def extrapolate(self, start, first, second):
+        """SQUAREM (Varadhan & Roland 2008, SqS3) from three EM iterates: the E-step at
+        theta0 - 2 a r + a^2 v (r = theta1 - theta0, v = theta2 - 2 theta1 + theta0,
+        a = -|r| / |v| <= -1) if its log Z is at least theta2's, else theta2's state."""
+        points = [self.point(*state[:2]) for state in (start, first, second)]
+        if not all(np.all(np.isfinite(p)) for p in points):
+            return second
+        r = points[1] - points[0]
+        v = points[2] - 2 * points[1] + points[0]
+        if not np.any(v):
+            return second
+        step = min(-np.linalg.norm(r) / np.linalg.norm(v), -1.0)
+        if step == -1.0:
+            return second
+        try:
+            jump = self.e_step(*self.models(points[0] - 2 * step * r + step**2 * v))
+        except (LinAlgError, FloatingPointError):
+            jump = None
+        if jump is not None:
+            self.trace[-1]["extrapolated"] = True
+            if jump.ep.log_evidence >= second.ep.log_evidence or self.rule.converged:
+                return jump
+        self.sites = second.ep.sites
+        return second
+
+
+def likelihood_gradient(likelihood: Likelihood, y, ep: EPResult) -> float:
+    """d log Z / d log(likelihood parameter) at an EP fixed point.
+
+    The sites are stationary there, so only the tilted normalisers sum_i log Z_i at the fixed
+    cavities depend on the parameter; their derivative is taken by a central difference in
+    log space. Zero for a parameter equal to zero (epsilon = 0 of footnote 12).
+    """
+    value = float(likelihood.params[0])
+    if value == 0.0:
+        return 0.0
+    step = LIKELIHOOD_STEP
+    log_z = [np.sum(likelihood.with_parameter(value * math.exp(s)).tilted(
+        y, ep.cavity_mean, ep.cavity_variance).log_z) for s in (step, -step)]
+    return float((log_z[0] - log_z[1]) / (2 * step))
 
 
 def hyperparameter_values(covariance, likelihood) -> dict:
@@ -336,7 +474,8 @@ def hyperparameter_values(covariance, likelihood) -> dict:
 
 
 def trace_entry(iteration, ep, covariance, likelihood, bound=None) -> dict:
-    """One E-step of the trace; without ``bound`` (a fit without M-step) F is None."""
+    """One trace entry: the E-step's log Z, bound F (None without one: a fit without M-step,
+    or an L-BFGS-B step) and the hyperparameters."""
     return {
         "iteration": iteration,
         "log_evidence": ep.log_evidence,

@@ -38,6 +38,7 @@ from gpcbench.inference.laplace_softmax import (
     posterior_point_blocks,
 )
 from gpcbench.learning.mpl import LOG_BOUNDS, LearningResult
+from gpcbench.monitor import Progress, warn_at_cap
 
 LOG_2PI = np.log(2.0 * np.pi)
 BOUND_DRAWS = 2000  # Monte Carlo draws for E_q log sum_c exp f_i^c in the bound (eq. 19)
@@ -161,6 +162,7 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3,
     state, V, bound = _e_step(X, Y, covariance)
     trace = [_entry(0, state, bound, None)]
     converged, n_iter = False, 0
+    progress = Progress("Laplace-EM")
     for n_iter in range(1, max_iter + 1):
         covariance, gain = m_step(X, covariance, m_step_statistics(covariance, state.f, V),
                                   max_iter=m_step_iter)
@@ -168,8 +170,11 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3,
         trace.append(_entry(n_iter, state, new_bound, gain))
         converged = abs(new_bound - bound) < tol
         bound = new_bound
+        progress("iteration %d bound F %.6f", n_iter, bound)
         if converged:
             break
+    if not (converged and state.converged):
+        warn_at_cap("Laplace-EM", "EM", max_iter)
     return LearningResult(covariance, state, trace, bool(converged and state.converged), n_iter)
 
 

@@ -44,6 +44,7 @@ from gpcbench.inference.laplace_softmax import (
     evidence_gradient,
 )
 from gpcbench.inference.laplace_softmax import laplace_mode as softmax_laplace_mode
+from gpcbench.monitor import Progress, warn_at_cap
 
 LOG_BOUND = 15.0
 #: Box on the softmax model's log hyperparameters (also Laplace-EM's M-step).
@@ -165,8 +166,11 @@ def maximize_penalized_likelihood(posterior: LaplaceHyperposterior, *, max_iter=
         value, gradient, _ = evaluate(x)
         return -value, -gradient
 
+    progress = Progress("Laplace MPL")
+
     def record(x):
         trace.append(_trace_entry(len(trace), posterior, x, *evaluate(x)))
+        progress("iteration %d log posterior %.6f", len(trace) - 1, trace[-1]["log_posterior"])
 
     x0 = posterior.x0
     if not np.isfinite(evaluate(x0)[0]):
@@ -176,6 +180,8 @@ def maximize_penalized_likelihood(posterior: LaplaceHyperposterior, *, max_iter=
     opt = minimize(negative, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=record,
                    options={"maxiter": max_iter, "gtol": gtol})
     value, _, laplace = evaluate(opt.x)
+    if not (opt.success and laplace.converged):
+        warn_at_cap("Laplace MPL", "L-BFGS-B", max_iter, str(opt.message))
     return MPLResult(opt.x, posterior.covariance_at(opt.x), laplace, float(value),
                      bool(opt.success and laplace.converged), int(opt.nit), str(opt.message),
                      trace)
@@ -253,8 +259,11 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
     start = np.clip(covariance.log_params[covariance.learned_mask()], *LOG_BOUNDS)
     trace = []
 
+    progress = Progress("softmax Laplace MPL")
+
     def record(intermediate_result):
         penalty = prior(intermediate_result.x)[0]
+        progress("iteration %d log posterior %.6f", len(trace) + 1, -intermediate_result.fun)
         trace.append({"iteration": len(trace) + 1,
                       "log_posterior": -float(intermediate_result.fun),
                       "log_evidence": -float(intermediate_result.fun) - penalty})
@@ -264,5 +273,7 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
                                options={"maxiter": max_iter, "gtol": tol})
     fitted = covariance.with_learned(result.x)
     state = softmax_laplace_mode(fitted(X), Y)
+    if not (result.success and state.converged):
+        warn_at_cap("softmax Laplace MPL", "L-BFGS-B", max_iter, str(result.message))
     return LearningResult(fitted, state, trace, bool(result.success and state.converged),
                           int(result.nfev))

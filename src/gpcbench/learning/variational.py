@@ -31,6 +31,7 @@ from scipy.optimize import minimize
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.variational import BoundResult, optimize_bound
+from gpcbench.monitor import Progress, warn_at_cap
 
 #: Hyperparameters learned by default: theta2 is absent from the variational models.
 LEARNED = ("theta0", "theta1", "inverse_lengthscale")
@@ -117,7 +118,10 @@ def learn_hyperparameters(X, y, covariance: Covariance, *, learn=LEARNED, max_it
     objective(covariance.log_params[mask])
     trace = [trace_entry(0, covariance, objective.last.value, objective.last)]
 
+    progress = Progress("variational bound")
+
     def record(intermediate_result):
+        progress("iteration %d bound %.6f", len(trace), -intermediate_result.fun)
         params = objective.covariance_at(intermediate_result.x)
         trace.append(trace_entry(len(trace), params, -intermediate_result.fun, objective.last))
 
@@ -126,4 +130,6 @@ def learn_hyperparameters(X, y, covariance: Covariance, *, learn=LEARNED, max_it
                        options={"maxiter": max_iter})
     fitted = objective.covariance_at(optimum.x)
     final = optimize_bound("lower", fitted(X), y, objective.start, tol=tol)
+    if not (optimum.success and final.converged):
+        warn_at_cap("variational bound", "L-BFGS-B", max_iter, str(optimum.message))
     return VariationalFit(fitted, final, trace, bool(optimum.success and final.converged))
