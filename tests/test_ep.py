@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 from scipy import special, stats
+from sklearn.exceptions import ConvergenceWarning
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
@@ -322,3 +323,32 @@ def test_negative_site_precisions_are_clipped_and_counted():
         C, y, NoisyThresholdLikelihood(0.2), schedule="sequential", damping=0.5
     )
     assert res.n_clipped > 0 and np.all(res.site_precision >= 0) and np.isfinite(res.log_evidence)
+
+
+def _separable(n=100, seed=0):
+    X = np.random.default_rng(seed).normal(size=(n, 2))
+    return X, np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+
+
+def test_parallel_schedule_damps_itself_when_log_z_oscillates():
+    """Undamped parallel EP two-cycles on separable data (log Z increments of alternating
+    sign for 100 sweeps); halving the damping reaches the sequential schedule's fixed point."""
+    X, y = _separable()
+    C, lik = Covariance(1.0, 1e-4, 1e-3, [1.0])(X), NoisyThresholdLikelihood()
+    parallel = expectation_propagation(C, y, lik, schedule="parallel", **TIGHT)
+    sequential = expectation_propagation(C, y, lik, **TIGHT)
+    assert parallel.converged and parallel.damping < 1.0
+    np.testing.assert_allclose(parallel.log_evidence, sequential.log_evidence, atol=1e-4)
+
+
+def test_estimator_warns_when_ep_stops_at_its_sweep_cap(monkeypatch):
+    from gpcbench.inference import ep as ep_module
+    from gpcbench.models import EPGaussianProcessClassifier
+
+    monkeypatch.setattr(ep_module, "MIN_DAMPING", 1.0)  # no self-damping: the two-cycle stays
+    X, y = _separable()
+    clf = EPGaussianProcessClassifier(inverse_lengthscale=1.0, learn_hyperparameters=False,
+                                      ep_schedule="parallel")
+    with pytest.warns(ConvergenceWarning, match=r"EP \(parallel schedule\) stopped at its cap"):
+        clf.fit(X, y)
+    assert not clf.converged_

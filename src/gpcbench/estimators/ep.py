@@ -34,6 +34,7 @@ from gpcbench.learning.em_ep import (
 from gpcbench.learning.evidence_lbfgs import maximize_evidence
 from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
+from gpcbench.monitor import warn_at_cap
 
 #: Hyperparameter learning schemes: "em" is K&G's EM-EP (sec. 3.3), "lbfgs" maximises log Z_EP
 #: directly with its exact gradient (K&G Theorem 1; :mod:`gpcbench.learning.evidence_lbfgs`).
@@ -73,6 +74,9 @@ class EPGaussianProcessBase(Eq13Estimator):
             ep = expectation_propagation(covariance(X), targets, likelihood, **ep_options)
             trace = [trace_entry(0, ep, covariance, likelihood)]
             converged = True
+            if not ep.converged:
+                warn_at_cap(type(self).__name__, f"EP ({self.ep_schedule} schedule)",
+                            ep.n_sweeps, f"damping ended at {ep.damping:g}")
         self._set_fitted(X, covariance, log_evidence=ep.log_evidence,
                          converged=converged and ep.converged, trace=trace,
                          hyperparameters=hyperparameter_values(covariance, likelihood))

@@ -59,6 +59,10 @@ SCHEDULES = ("parallel", "sequential")
 #: undamped parallel schedule can oscillate.
 DEFAULT_SCHEDULE = "sequential"
 DEFAULT_BLOCK_SIZE = 64
+#: The parallel schedule halves its damping after this many log Z increments of alternating
+#: sign (a two-cycle, as undamped parallel EP shows on separable data), down to MIN_DAMPING.
+OSCILLATION_SWEEPS = 3
+MIN_DAMPING = 1.0 / 64
 #: The sequential schedule recomputes A from a fresh Cholesky factor every this many sweeps.
 REFRESH_EVERY = 10
 
@@ -142,7 +146,9 @@ def expectation_propagation(
         Supplies the tilted moments (eqs. 20-21).
     schedule : {"parallel", "sequential"}
     damping : float in (0, 1]
-        1 means undamped (the paper's EP).
+        1 means undamped (K&G's EP). The parallel schedule halves it (down to
+        :data:`MIN_DAMPING`) whenever log Z has oscillated for :data:`OSCILLATION_SWEEPS`
+        sweeps (increments of alternating sign); ``EPResult.damping`` is the final value.
     max_sweeps : int
         Maximum number of passes over all sites.
     tol : float
@@ -226,6 +232,12 @@ def _site_change(tau_new, tau, nu_new, nu, variance) -> float:
     )
 
 
+def _oscillates(trace) -> bool:
+    """Whether the last OSCILLATION_SWEEPS increments of log Z alternate in sign."""
+    steps = np.diff(trace[-OSCILLATION_SWEEPS - 1:])
+    return steps.size == OSCILLATION_SWEEPS and bool(np.all(steps[1:] * steps[:-1] < 0))
+
+
 def _is_converged(trace, change, tol, site_tol) -> bool:
     return len(trace) >= 2 and abs(trace[-1] - trace[-2]) < tol and change < site_tol
 
@@ -259,7 +271,8 @@ def _result(factor, tau, nu, y, likelihood, run: dict, posterior, covariance=Non
 
 # ---------------------------------------------------------------------------- parallel
 def _run_parallel(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site_tol, block_size):
-    run = {"trace": [], "schedule": "parallel", "damping": damping, "n_sweeps": 0, "n_clipped": 0}
+    run = {"trace": [], "schedule": "parallel", "damping": damping, "n_sweeps": 0, "n_clipped": 0,
+           "damped_at": 0}
     change = np.inf
     while True:
         factor = SiteFactorization.from_sites(kernel, tau)
@@ -270,6 +283,9 @@ def _run_parallel(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site
         run["converged"] = _is_converged(run["trace"], change, tol, site_tol)
         if run["converged"] or run["n_sweeps"] >= max_sweeps:
             return _result(factor, tau, nu, y, likelihood, run, posterior)
+        if _oscillates(run["trace"][run["damped_at"]:]) and damping > MIN_DAMPING:
+            damping = run["damping"] = max(0.5 * damping, MIN_DAMPING)
+            run["damped_at"] = len(run["trace"]) - 1
         new_tau = damping * tilted.site_precision + (1.0 - damping) * tau
         new_nu = damping * tilted.site_natural_mean + (1.0 - damping) * nu
         if not (np.all(np.isfinite(new_tau)) and np.all(np.isfinite(new_nu))):
