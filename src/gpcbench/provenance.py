@@ -3,6 +3,7 @@ source of the code that produced it."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import platform
@@ -66,3 +67,32 @@ def module_source(module: str) -> bytes:
     every Snakemake start-up (one per cluster job step), which must not pay for importing
     scikit-learn or numba."""
     return Path(importlib.util.find_spec(module).origin).read_bytes()
+
+
+@cache
+def gpcbench_imports(module: str) -> frozenset[str]:
+    """The gpcbench modules ``module``'s source imports anywhere (function-level imports
+    included; ``from package import submodule`` names the submodule), read with ast."""
+    found = set()
+    for node in ast.walk(ast.parse(module_source(module))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("gpcbench.")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module.split(".")[0] == "gpcbench"):
+            package = importlib.util.find_spec(node.module).submodule_search_locations
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                found.add(name if package and importlib.util.find_spec(name) else node.module)
+    return frozenset(found - {"gpcbench"})
+
+
+def imported_modules(*roots: str) -> list[str]:
+    """``roots`` and every gpcbench module they import, transitively, sorted: the code a
+    result depends on, found from the import graph (nothing is imported)."""
+    seen, todo = set(), list(roots)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(gpcbench_imports(module))
+    return sorted(seen)

@@ -5,24 +5,14 @@
 # (gpcbench.experiments.exact_regression). Needs GPCBENCH and config from common.smk.
 import hashlib
 
-from gpcbench.provenance import module_source
-
-# The table depends on these modules' code (the check itself, the EP regressor and what it is
-# built from); their hash is a param, so editing any of them reruns the rule.
-EXACT_REGRESSION_MODULES = (
-    "gpcbench.experiments.exact_regression",
-    "gpcbench.estimators.ep",
-    "gpcbench.inference.ep",
-    "gpcbench.gaussian",
-    "gpcbench.likelihoods",
-    "gpcbench.covariance",
-)
+from gpcbench.provenance import imported_modules, module_source
 
 
 def exact_regression_code_hash():
+    """Hash of the check and every gpcbench module it imports (editing any reruns the rule)."""
     digest = hashlib.sha256()
-    for module in EXACT_REGRESSION_MODULES:
-        digest.update(module_source(module))
+    for module in imported_modules("gpcbench.experiments.exact_regression"):
+        digest.update(module.encode() + b"\0" + module_source(module))
     return digest.hexdigest()[:16]
 
 

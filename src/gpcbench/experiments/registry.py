@@ -3,9 +3,9 @@
 Adding a method is one ``register(MethodSpec(...))`` call in a module of
 ``gpcbench.experiments.methods`` (listed in :data:`METHOD_MODULES`); the Snakemake rules read
 the registry, so they never change. Each fold job carries :func:`method_code_hash` in its
-``params``: Snakemake reruns a job when its params change, so editing a method's module reruns
-exactly that method's folds (and the reports), while new file times (a fresh clone) rerun
-nothing.
+``params``: Snakemake reruns a job when its params change, so editing any module a method's
+factory reaches through its imports reruns exactly that method's folds (and the reports),
+while new file times (a fresh clone) rerun nothing.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ import hashlib
 import importlib
 import inspect
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Callable
 
-from gpcbench.provenance import module_source
+from gpcbench.provenance import gpcbench_imports, imported_modules, module_source
 
+#: Third-party packages whose code runs in a fit: their versions enter every method's hash.
+FIT_PACKAGES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite")
 # Modules every fold result depends on, whatever the method.
 COMMON_MODULES = (
     "gpcbench.experiments.run_fold",
@@ -54,9 +57,8 @@ class MethodSpec:
     label : str
         The method name exactly as printed in the papers' tables.
     factory : callable
-        ``factory(ctx: FitContext) -> estimator`` with ``fit``/``predict``/``predict_proba``.
-    modules : tuple of str
-        Modules whose source the results depend on (hashed into the job's params).
+        ``factory(ctx: FitContext) -> estimator`` with ``fit``/``predict``/``predict_proba``;
+        it and every gpcbench module its module imports are hashed into the job's params.
     probabilistic : bool
         Whether ``predict_proba`` gives real probabilities (else no NLPD is reported).
     upstream : callable
@@ -75,7 +77,6 @@ class MethodSpec:
     name: str
     label: str
     factory: Callable[[FitContext], object]
-    modules: tuple[str, ...]
     probabilistic: bool = True
     upstream: Callable[[int, dict], list] = lambda fold, options: []
     options: dict = field(default_factory=dict)
@@ -110,14 +111,25 @@ def decision_region_methods() -> list[str]:
     return sorted(name for name, spec in METHODS.items() if spec.decision_regions)
 
 
+def method_modules(name: str) -> list[str]:
+    """The gpcbench modules a method's results depend on: the common modules and every module
+    its factory's module imports, transitively (the factory module itself is represented by
+    the factory's own source, so that its sibling methods' edits rerun nothing)."""
+    factory_module = method_spec(name).factory.__module__
+    return imported_modules(*COMMON_MODULES, *gpcbench_imports(factory_module))
+
+
 @functools.cache
 def method_code_hash(name: str) -> str:
-    """SHA-256 over the source of the method's modules, its factory and the common modules."""
+    """SHA-256 over the source of :func:`method_modules`, the factory and the versions of
+    :data:`FIT_PACKAGES`."""
     spec = method_spec(name)
     digest = hashlib.sha256()
-    for module in (*COMMON_MODULES, *spec.modules):
-        digest.update(module_source(module))
+    for module in method_modules(name):
+        digest.update(module.encode() + b"\0" + module_source(module))
     digest.update(inspect.getsource(spec.factory).encode())
+    for package in FIT_PACKAGES:
+        digest.update(f"{package}=={metadata.version(package)}".encode())
     return digest.hexdigest()[:16]
 
 

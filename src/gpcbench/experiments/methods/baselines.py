@@ -27,8 +27,8 @@ def knn(ctx):
                              random_state=ctx.seed, n_jobs=ctx.n_jobs)
 
 
-register(MethodSpec(name="lda", label="LDA", factory=lda, modules=("gpcbench.baselines.lda",)))
+register(MethodSpec(name="lda", label="LDA", factory=lda))
 register(MethodSpec(name="1nn", label="1-NN", factory=one_nn,
-                    modules=("gpcbench.baselines.neighbors",), probabilistic=False))
+                    probabilistic=False))
 register(MethodSpec(name="knn", label="k-NN", factory=knn,
-                    modules=("gpcbench.baselines.neighbors",), probabilistic=False, options=KNN))
+                    probabilistic=False, options=KNN))

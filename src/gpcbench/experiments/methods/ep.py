@@ -75,17 +75,12 @@ def svm_ep(ctx):
                      random_state=ctx.seed, n_jobs=ctx.n_jobs)
 
 
-EP_MODULES = ("gpcbench.covariance", "gpcbench.likelihoods", "gpcbench.tilted_moments",
-              "gpcbench.gaussian",
-              "gpcbench.inference.ep", "gpcbench.learning.em_ep", "gpcbench.estimators._common",
-              "gpcbench.estimators.ep")
-
 for _method, _label in VARIANT_NAMES.items():
     register(MethodSpec(
-        name=_method, label=_label, factory=gpc_ep(_method), modules=EP_MODULES,
+        name=_method, label=_label, factory=gpc_ep(_method),
         upstream=(same_fold_s_soft if _method == "gpc-ep-m-soft" else previous_fold(_method)),
         options=EP,
     ))
 register(MethodSpec(name="svm-ep-s-soft", label="SVM-EP(s,soft)", factory=svm_ep,
-                    modules=("gpcbench.baselines.svm", *EP_MODULES), probabilistic=False,
+                    probabilistic=False,
                     upstream=same_fold_s_soft, options=SVM))

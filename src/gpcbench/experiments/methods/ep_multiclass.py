@@ -9,7 +9,6 @@ SVM-EP), labelled by eqs. 52-53 or by the largest class probability of eq. 50.
 """
 
 from gpcbench.experiments.methods.ep import (
-    EP_MODULES,
     discrete_mask,
     fitted,
     previous_fold,
@@ -21,8 +20,6 @@ from gpcbench.experiments.registry import MethodSpec, register
 MULTICLASS_VARIANTS = {"gpc-ep-mc-s-soft": "GPC-EP(s,soft)", "gpc-ep-mc-m-soft": "GPC-EP(m,soft)"}
 #: Label rules besides the paper's eq. 54, and how their rows are printed.
 OTHER_RULES = {"eq53": "eq. 53 labels", "probability": "eq. 50 probabilities"}
-MULTICLASS_MODULES = (*EP_MODULES, "gpcbench.inference.ep_multiclass",
-                      "gpcbench.estimators.ep_multiclass")
 
 
 def gpc_ep_multiclass(method):
@@ -63,13 +60,12 @@ def refit_with_rule(method, rule):
 for _method, _label in MULTICLASS_VARIANTS.items():
     register(MethodSpec(
         name=_method, label=_label, factory=gpc_ep_multiclass(_method),
-        modules=MULTICLASS_MODULES,
         upstream=(same_fold("gpc-ep-mc-s-soft") if "-m-" in _method else previous_fold(_method)),
         options=EP_MULTICLASS,
     ))
     for _rule, _printed in OTHER_RULES.items():
         register(MethodSpec(
             name=f"{_method}-{_rule}", label=f"{_label}, {_printed}",
-            factory=refit_with_rule(_method, _rule), modules=MULTICLASS_MODULES,
+            factory=refit_with_rule(_method, _rule),
             upstream=same_fold(_method),
         ))

@@ -41,10 +41,6 @@ def gkm(method):
     return factory
 
 
-GKM_MODULES = tuple(f"gpcbench.mcmc.{name}" for name in (
-    "active_set", "bgkm", "cholesky", "cusum", "diagnostics", "gkm", "gkm_multiclass",
-    "gkm_predict", "holmes_held", "kernel", "lapack", "moves")) + ("gpcbench.estimators.gkm",)
-
 for _method, (_label, _) in VARIANTS.items():
-    register(MethodSpec(name=_method, label=_label, factory=gkm(_method), modules=GKM_MODULES,
+    register(MethodSpec(name=_method, label=_label, factory=gkm(_method),
                         options=GKM))

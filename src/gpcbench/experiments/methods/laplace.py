@@ -30,13 +30,6 @@ def gpc_l(method):
     return factory
 
 
-LAPLACE_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
-                   "gpcbench.tilted_moments",
-                   "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
-                   "gpcbench.learning.mpl",
-                   "gpcbench.mcmc.hmc", "gpcbench.mcmc.diagnostics",
-                   "gpcbench.estimators._common", "gpcbench.estimators.laplace")
-
 for _method, (_label, _) in VARIANTS.items():
     register(MethodSpec(name=_method, label=_label, factory=gpc_l(_method),
-                        modules=LAPLACE_MODULES, options=LAPLACE))
+                        options=LAPLACE))

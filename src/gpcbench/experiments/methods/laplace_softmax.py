@@ -14,19 +14,6 @@ from gpcbench.experiments.methods.ep import discrete_mask
 from gpcbench.experiments.options import LAPLACE_SOFTMAX, SOFTMAX_MPL
 from gpcbench.experiments.registry import MethodSpec, register
 
-LAPLACE_SOFTMAX_MODULES = (
-    "gpcbench.covariance",
-    "gpcbench.gaussian",
-    "gpcbench.likelihoods",
-    "gpcbench.tilted_moments",
-    "gpcbench.inference.laplace",
-    "gpcbench.inference.laplace_softmax",
-    "gpcbench.learning.mpl",
-    "gpcbench.learning.laplace_em",
-    "gpcbench.estimators._common",
-    "gpcbench.estimators.laplace_softmax",
-)
-
 
 def softmax_laplace_mpl(ctx):
     from gpcbench.estimators.laplace_softmax import SoftmaxLaplaceGaussianProcessClassifier
@@ -44,8 +31,8 @@ def laplace_em(ctx):
 
 
 register(MethodSpec(name="gpc-softmax-laplace-mpl", label="Gaussian Process (LA, MPL)",
-                    factory=softmax_laplace_mpl, modules=LAPLACE_SOFTMAX_MODULES,
+                    factory=softmax_laplace_mpl,
                     options=SOFTMAX_MPL, decision_regions=True))
 register(MethodSpec(name="gpc-laplace-em", label="GP Laplace-EM", factory=laplace_em,
-                    modules=LAPLACE_SOFTMAX_MODULES, options=LAPLACE_SOFTMAX,
+                    options=LAPLACE_SOFTMAX,
                     decision_regions=True))

@@ -20,12 +20,5 @@ def factory(ctx):
         random_state=ctx.seed, **ctx.options)
 
 
-MCMC_MODULES = ("gpcbench.covariance", "gpcbench.gaussian", "gpcbench.likelihoods",
-                "gpcbench.tilted_moments",
-                "gpcbench.inference.laplace", "gpcbench.inference.laplace_softmax",
-                "gpcbench.mcmc.hmc", "gpcbench.learning.mpl", "gpcbench.mcmc.diagnostics",
-                "gpcbench.mcmc.gp_latent", "gpcbench.estimators._common",
-                "gpcbench.estimators.laplace", "gpcbench.estimators.mcmc_gpc")
-
 register(MethodSpec(name="gpc-mcmc", label="Gaussian Process (Neal's method)", factory=factory,
-                    modules=MCMC_MODULES, options=MCMC_GPC))
+                    options=MCMC_GPC))

@@ -25,8 +25,8 @@ def sklearn_gpc(ctx):
 
 
 register(MethodSpec(name="svm-cv-soft", label="SVM-CV(soft)", factory=svm_cv("C,l"),
-                    modules=("gpcbench.baselines.svm",), probabilistic=False, options=SVM))
+                    probabilistic=False, options=SVM))
 register(MethodSpec(name="svm-cv-hard", label="SVM-CV(hard)", factory=svm_cv("l"),
-                    modules=("gpcbench.baselines.svm",), probabilistic=False, options=SVM))
+                    probabilistic=False, options=SVM))
 register(MethodSpec(name="sklearn-gpc", label="sklearn-GPC", factory=sklearn_gpc,
-                    modules=("gpcbench.baselines.sklearn_gpc",)))
+                    ))

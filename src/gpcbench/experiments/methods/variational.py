@@ -13,10 +13,6 @@ from gpcbench.experiments.options import ITERATIONS, VARIATIONAL
 from gpcbench.experiments.registry import MethodSpec, register
 
 LOWER, UPPER = "gpc-vl-m-soft", "gpc-vu-m-soft"
-VARIATIONAL_MODULES = ("gpcbench.covariance", "gpcbench.gaussian",
-                       "gpcbench.inference.variational", "gpcbench.learning.variational",
-                       "gpcbench.estimators._common", "gpcbench.estimators.variational")
-
 
 def lower_bound_rows(ctx):
     from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
@@ -37,6 +33,6 @@ def upper_bound_rows(ctx):
 
 
 register(MethodSpec(name=LOWER, label="GPC-VL(m,soft)", factory=lower_bound_rows,
-                    modules=VARIATIONAL_MODULES, options=VARIATIONAL))
+                    options=VARIATIONAL))
 register(MethodSpec(name=UPPER, label="GPC-VU(m,soft)", factory=upper_bound_rows,
-                    modules=VARIATIONAL_MODULES, upstream=lambda fold, options: [(LOWER, fold)], options=ITERATIONS))
+                    upstream=lambda fold, options: [(LOWER, fold)], options=ITERATIONS))
