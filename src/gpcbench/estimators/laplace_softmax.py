@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from gpcbench.covariance import Covariance
 from gpcbench.estimators._common import (
     Eq13Estimator,
     class_indices,
@@ -196,8 +197,6 @@ def softmax_laplace_predict(hyperparameters: list[dict], X_train, y_train, X,
     because the estimators take one set of hyperparameters for all classes, while Laplace-EM
     and MPL record one per class (``hyperparameters_``, one dict per class in class order).
     """
-    from gpcbench.covariance import Covariance
-
     classes, index = np.unique(y_train, return_inverse=True)
     if len(hyperparameters) != classes.size:
         raise ValueError(f"{len(hyperparameters)} sets of hyperparameters for "
