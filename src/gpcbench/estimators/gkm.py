@@ -1,10 +1,10 @@
 """FBGKM, BGKM and SGPC (ZDJ: Zhang, Dai & Jordan 2011) as scikit-learn classifiers. Import them
 from :mod:`gpcbench.models`.
 
-The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, Appendix A; binary BGKM at a
+The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, ZDJ Appendix A; binary BGKM at a
 fixed kernel width runs its O(n^2)-per-sweep equivalent :func:`gpcbench.mcmc.bgkm.run_bgkm`,
 one eigendecomposition of K_gammagamma per chain; more than two classes run the ZDJ sec. 6.2
-sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets the paper's
+sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets ZDJ's
 defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1,
 10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean distance between
 training points), runs independent chains, records their convergence diagnostics and averages
@@ -214,7 +214,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _active_set_distribution(n_gamma):
-        """Table 7's summary of chain 1's active-set sizes after the burn-in: largest,
+        """ZDJ Table 7's summary of chain 1's active-set sizes after the burn-in: largest,
         smallest, most frequent size and its count of sweeps."""
         if n_gamma.size == 0:
             return {"max": None, "min": None, "most": None, "most_frequency": None}

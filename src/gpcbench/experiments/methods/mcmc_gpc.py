@@ -1,4 +1,4 @@
-"""Fully MCMC GPC row "Gaussian Process (Neal's method)" of Williams & Barber (1998), Tables 1-3.
+"""Fully MCMC GPC row "Gaussian Process (Neal's method)" of Williams & Barber (1998), W&B Tables 1-3.
 
 W&B ran Neal's fbm code (Appendix E); here the same model class is sampled by
 :class:`~gpcbench.estimators.mcmc_gpc.MCMCGaussianProcessClassifier`: logistic likelihood
