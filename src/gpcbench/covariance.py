@@ -172,7 +172,7 @@ class Covariance(CovarianceFunction):
         return self.theta0 * np.exp(-0.5 * self._weighted_distance(X, X2))
 
     def diag(self, X) -> np.ndarray:
-        """Prior variances c(x, x) = theta0 + theta1 + theta2 of new points X (kappa, K&G eq. 24)."""
+        """Prior variances c(x, x) = theta0 + theta1 + theta2 of new X (kappa, K&G eq. 24)."""
         n = _as_2d(X).shape[0]
         return np.full(n, self.theta0 + self.theta1 + self.theta2)
 

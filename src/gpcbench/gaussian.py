@@ -103,7 +103,7 @@ class SiteFactorization:
         return solve_triangular(self.chol, scaled, lower=True)
 
     def weights(self, natural_mean) -> np.ndarray:
-        """alpha with Sigma b = K alpha, i.e. alpha = b - S^1/2 B^-1 S^1/2 K b (paper's alpha)."""
+        """alpha with Sigma b = K alpha, i.e. alpha = b - S^1/2 B^-1 S^1/2 K b (K&G eq. 27)."""
         natural_mean = np.asarray(natural_mean, dtype=float)
         sp = self.sqrt_precision
         return natural_mean - sp * self.solve(sp * (self.kernel @ natural_mean))

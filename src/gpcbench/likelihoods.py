@@ -113,7 +113,7 @@ class Likelihood:
         return self.tilted(y, mean, variance).log_z
 
     def expected_log_likelihood(self, y, mean, variance) -> float:
-        """sum_i E_q[log p(y_i | f_i)], q(f_i) = N(mean_i, variance_i) (F_epsilon, Appendix)."""
+        """sum_i E_q[log p(y_i | f_i)], q(f_i) = N(mean_i, variance_i) (K&G Appendix A)."""
         raise NotImplementedError(f"{type(self).__name__} has no EM-EP M-step")
 
     def optimal_parameter(self, y, mean, variance) -> float:
@@ -137,7 +137,7 @@ class Likelihood:
 
 
 class NoisyThresholdLikelihood(Likelihood):
-    """epsilon + (1 - 2 epsilon) Phi(y f / sqrt(probit_variance)); K&G eq. 10 when probit_variance = 0.
+    """epsilon + (1 - 2 epsilon) Phi(y f / sqrt(probit_variance)); K&G eq. 10 if it is 0.
 
     Parameters
     ----------
@@ -199,7 +199,7 @@ class NoisyThresholdLikelihood(Likelihood):
         )
 
     def optimal_parameter(self, y, mean, variance) -> float:
-        """epsilon = mean_i q(y_i f_i < 0): the maximiser of F_epsilon (Appendix, K&G eq. 56)."""
+        """epsilon = mean_i q(y_i f_i < 0): maximiser of F_epsilon (K&G Appendix A, K&G eq. 56)."""
         if self.probit_variance > 0:
             raise NotImplementedError("the closed-form epsilon update needs probit_variance = 0")
         y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
@@ -293,7 +293,7 @@ class LogisticLikelihood(Likelihood):
                 variance * np.tanh(0.5 * f))
 
     def predictive_probability(self, mean, variance):
-        """integral sigma(f) N(f | mean, variance) df by the erf expansion of K&G Appendix A."""
+        """integral sigma(f) N(f | mean, variance) df by the erf expansion of W&B Appendix A."""
         mean = np.asarray(mean, dtype=float)[..., None]
         variance = np.asarray(variance, dtype=float)[..., None]
         z = ERF_SCALES * mean / np.sqrt(1.0 + ERF_SCALES**2 * variance)

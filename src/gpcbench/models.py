@@ -13,7 +13,7 @@
   generalized kernel models with a Silverman g-prior, sampled by reversible-jump MCMC, and the
   sparse GP classifier built on the same chain (Zhang, Dai & Jordan 2011).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
-  formulation (ZDJ sec. 4).
+  formulation (K&G sec. 4).
 * :class:`SoftmaxLaplaceGaussianProcessClassifier`: multiclass softmax GPC with Laplace's
   approximation and MPL hyperparameters (Williams & Barber 1998, W&B sec. 4).
 * :class:`LaplaceEMGaussianProcessClassifier`: the same model learned by Laplace-EM (Cho, Kim &

@@ -37,7 +37,7 @@ def gaussian_mixture(rng: np.random.Generator, n: int, means: np.ndarray, covari
 
 
 def cho_mixture(seed: int, n_train: int = 160, n_test: int = 400) -> Dataset:
-    """Cho et al. (2015), CKP sec. 5.1: four overlapping bivariate Gaussians, 160 train then 400 test."""
+    """CKP sec. 5.1: four overlapping bivariate Gaussians, 160 train then 400 test."""
     rng = np.random.default_rng(seed)
     X, y = gaussian_mixture(rng, n_train + n_test, CHO_MEANS, CHO_COVARIANCES)
     provenance = {

@@ -42,7 +42,7 @@ N_PROBES = 3
 class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
     """GP classifier with latents and hyperparameters integrated by MCMC (Neal's method).
 
-    The model is that of :class:`LaplaceGaussianProcessClassifier` (eq. 13 covariance,
+    The model is that of :class:`LaplaceGaussianProcessClassifier` (K&G eq. 13 covariance,
     independent N(-3, 3^2) priors on the learned log hyperparameters, W&B sec. 5) plus
     Neal's ``jitter`` on the latent covariance (W&B Appendix E); a binary problem has one
     latent function (logistic or probit), a J-class problem J independent ones with the

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-#: Fixed hyperparameters of the check (no learning): Rodrigues eq. 13 with one shared inverse lengthscale
+#: Fixed hyperparameters of the check (no learning): K&G eq. 13 with one shared inverse lengthscale
 #: of about 1/d for the 16 standardised Boston inputs (so that points are correlated), the
 #: regressor's default jitter theta2 and sigma^2 = 0.1 for a unit-variance target.
 DEFAULT_HYPERPARAMETERS = {
@@ -84,7 +84,8 @@ def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegre
     K, K_star = np.asarray(K, dtype=float), np.asarray(K_star, dtype=float)
     y, k_star_diag = np.asarray(y, dtype=float), np.asarray(k_star_diag, dtype=float)
     n = y.size
-    # GPML alg. 2.1 line 2: L = cholesky(K + sigma^2 I), the covariance of Rodrigues eq. 37's N(y | 0, K + sigma^2 I)
+    # GPML alg. 2.1 line 2: L = cholesky(K + sigma^2 I), the covariance of Rodrigues eq. 37's
+    # N(y | 0, K + sigma^2 I)
     L = cholesky(K + noise_variance * np.eye(n), lower=True)
     # line 3: alpha = L^T \ (L \ y) = (K + sigma^2 I)^-1 y
     alpha = cho_solve((L, True), y)

@@ -116,7 +116,7 @@ class ClassDifferenceCovariance(CovarianceFunction):
 
 
 def _site_layout(labels: np.ndarray, n_classes: int):
-    """(labels, J, site_point, site_other, K&G eq. 43's class factor) for the order of K&G eq. 45."""
+    """(labels, J, site_point, site_other, K&G eq. 43's class factor) in K&G eq. 45's order."""
     if n_classes < 2:
         raise ValueError(f"need at least 2 classes, got {n_classes}")
     if labels.ndim != 1 or labels.size == 0 or labels.min() < 0 or labels.max() >= n_classes:

@@ -5,8 +5,9 @@ The unnormalised log posterior of the latent values is (W&B eq. 8, constants dro
 
     Psi(f) = sum_i log p(y_i | f_i) - 1/2 f^T K^-1 f,
 
-maximised by Newton's method (W&B Appendix A, W&B eqs. 15-18). With W = -diag(d2 log p / df2) >= 0 and
-f = K a, the Newton step is taken in a (GPML alg. 3.1, stable form of W&B eq. 18):
+maximised by Newton's method (W&B Appendix A, W&B eqs. 15-18). With
+W = -diag(d2 log p / df2) >= 0 and f = K a, the Newton step is taken in a (GPML alg. 3.1,
+stable form of W&B eq. 18):
 
     b = W f + dlog p(f),   a_new = b - W^1/2 B^-1 W^1/2 K b,   B = I + W^1/2 K W^1/2,
 
@@ -60,7 +61,7 @@ class LaplaceResult:
     n_iter: int
 
     def predict(self, cross, prior_variance):
-        """Latent mean k^T a and variance kappa - k^T (K + W^-1)^-1 k at new points (W&B Appendix A)."""
+        """Latent mean k^T a and variance kappa - k^T (K + W^-1)^-1 k at new X (W&B Appendix A)."""
         return self.factor.predict(cross, prior_variance, self.alpha)
 
 

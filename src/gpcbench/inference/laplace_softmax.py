@@ -1,8 +1,10 @@
-"""Laplace approximation for the multiclass softmax GP (Williams & Barber 1998, W&B sec. 4, W&B Appendix C).
+"""Laplace approximation for the multiclass softmax GP (Williams & Barber 1998, W&B sec. 4,
+W&B Appendix C).
 
-Notation (GPML, Rasmussen & Williams 2006, GPML sec. 3.5, GPML algs. 3.3-3.4). C classes, n points;
-latent values ``f`` of shape (C, n) stacked class by class (W&B eq. 13, Cho et al. 2015, CKP eq. 1);
-one-hot targets ``Y`` (C, n); ``pi`` = softmax over classes of every column (W&B eq. 11, CKP
+Notation of GPML (Rasmussen & Williams 2006), GPML sec. 3.5 and GPML algs. 3.3-3.4. C classes,
+n points;
+latent values ``f`` of shape (C, n) stacked class by class (W&B eq. 13, CKP eq. 1);
+one-hot targets ``Y`` (C, n); ``pi`` = softmax over classes of every column (W&B eq. 11,
 CKP eqs. 6, 15); the prior covariance K = blockdiag(K_1..K_C) (W&B eq. 12, CKP eq. 3), ``K`` of
 shape (C, n, n). The likelihood Hessian is (W&B Appendix C, W&B eq. 23, CKP eqs. 16-17)
 
@@ -194,7 +196,7 @@ def _matvec(K, v) -> np.ndarray:
 
 
 def newton_direction(K, Y, f, pi, factors: BlockFactors) -> np.ndarray:
-    """The Newton target a_new = (K^-1 + W)^-1 (W f + y - pi) / K (GPML algs. 3.3, 10-12).
+    """The Newton target a_new = (K^-1 + W)^-1 (W f + y - pi) / K (GPML alg. 3.3, lines 10-12).
 
     CKP eq. 13 (W&B Appendix A, W&B eq. 18): f_new = (K^-1 + W)^-1 (W f + grad log p(y|f)), written
     as f_new = K a_new with a_new = b - (K + W^-1)^-1 K b.

@@ -27,7 +27,7 @@ Neal's fbm; the likelihood does not enter it at all. (The whitened form F = L(x)
 mixes better when the data say little about F, but its gradient needs dL/dx and a likelihood
 evaluation per leapfrog step.)
 
-The prior covariance is eq. 13 of Kim & Ghahramani (2006) (:class:`Covariance`) plus a fixed
+The prior covariance is K&G eq. 13 (Kim & Ghahramani 2006; :class:`Covariance`) plus a fixed
 ``jitter`` on the diagonal: Neal's set-up (W&B Appendix E) uses 0.1 "to improve the
 conditioning of the covariance matrix". K(x) + jitter I is factorised once per distinct x:
 the factors of the chain's current point and of the last point evaluated are cached, so a

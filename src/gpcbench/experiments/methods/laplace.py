@@ -1,4 +1,5 @@
-"""Laplace GPC rows: Williams & Barber (1998), W&B Tables 1-2 and Kim & Ghahramani (2006) GPC-L(m,soft).
+"""Laplace GPC rows: Williams & Barber (1998), W&B Tables 1-2, and Kim & Ghahramani (2006)
+GPC-L(m,soft).
 
 All use W&B's model: logistic likelihood, one inverse lengthscale per feature (ARD), no latent
 noise (theta2 = 0), independent N(-3, 3^2) priors on the log hyperparameters and W&B's initial

@@ -1,4 +1,5 @@
-"""Softmax Laplace rows: Williams & Barber (1998), W&B Table 3 and Cho, Kim & Park (2015), CKP sec. 5.
+"""Softmax Laplace rows: Williams & Barber (1998), W&B Table 3, and Cho, Kim & Park (2015),
+CKP sec. 5.
 
 * ``gpc-softmax-laplace-mpl``: W&B's multiclass GP, "Gaussian Process (LA, MPL)" in their
   W&B Table 3: one ARD covariance per class (W&B sec. 4), log w_l started at -2 and log v0 at 0,
