@@ -67,7 +67,7 @@ def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegre
     K : array of shape (n, n)
         Prior covariance of the training latents f (Rodrigues' K).
     K_star : array of shape (n, m)
-        Covariances between training and test latents, K(X, X*) (R&W's k_*, one column per
+        Covariances between training and test latents, K(X, X*) (GPML's k_*, one column per
         test point).
     k_star_diag : array of shape (m,)
         Prior variances k(x*, x*) of the test latents.
