@@ -1,4 +1,4 @@
-"""The covariance function of Kim & Ghahramani (2006), eqs. 13-14, and its gradients.
+"""The covariance function of Kim & Ghahramani (2006), K&G eqs. 13-14, and its gradients.
 
     c(x_i, x_j) = theta0 exp{-1/2 sum_m l_m d_m(x_i^m, x_j^m)} + theta1 + theta2 delta(i, j)   (13)
 
@@ -8,10 +8,10 @@
 theta0 is the signal variance, theta1 the bias, theta2 the latent noise variance (it sits on
 the diagonal of the training covariance only: a test point is a *new* point, so its
 covariance with the training points has no theta2 term while its own variance has it, as in
-eq. 24-25) and l_m the inverse lengthscales, either one shared by all features (the paper's
+K&G eqs. 24-25) and l_m the inverse lengthscales, either one shared by all features (K&G's
 "s" variants) or one per feature ("m", ARD).
 
-Hyperparameters are optimised in log space (Section 3.5), so the parameter vector is
+Hyperparameters are optimised in log space (K&G sec. 3.5), so the parameter vector is
 
     [log theta0, log theta1, log theta2, log l_1, ..., log l_k],   k = 1 (shared) or d (ARD),
 
@@ -34,7 +34,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 SCALAR_NAMES = ("theta0", "theta1", "theta2")
-#: The hyperparameters of eq. 13 by name (``inverse_lengthscale`` covers all the l_m).
+#: The hyperparameters of K&G eq. 13 by name (``inverse_lengthscale`` covers all the l_m).
 COVARIANCE_NAMES = (*SCALAR_NAMES, "inverse_lengthscale")
 #: Rows of X checked by :meth:`Covariance.is_degenerate` (O(n_points^2 d), whatever n).
 DEGENERACY_SAMPLE = 200
@@ -73,17 +73,17 @@ class CovarianceFunction(Protocol):
 
 @dataclass(frozen=True)
 class Covariance(CovarianceFunction):
-    """Covariance of eq. 13 with the feature distance of eq. 14.
+    """Covariance of K&G eq. 13 with the feature distance of K&G eq. 14.
 
     Parameters
     ----------
     theta0, theta1, theta2 : float
         Signal variance, bias and latent-noise variance (all >= 0).
     inverse_lengthscale : float or array-like of shape (d,)
-        The l_m of eq. 13: a scalar (one shared value) or one value per feature (ARD).
+        The l_m of K&G eq. 13: a scalar (one shared value) or one value per feature (ARD).
     discrete_features : array-like of bool or int, optional
         Boolean mask over the d features, or indices of the discrete ones; those use the
-        1 - delta distance of eq. 14. None means all features are continuous.
+        1 - delta distance of K&G eq. 14. None means all features are continuous.
     """
 
     theta0: float
@@ -163,10 +163,10 @@ class Covariance(CovarianceFunction):
 
     # ------------------------------------------------------------------ evaluation
     def __call__(self, X, X2=None, *, signal=None) -> np.ndarray:
-        """Covariance matrix C(X, X2) of eq. 13.
+        """Covariance matrix C(X, X2) of K&G eq. 13.
 
         With ``X2=None`` this is the training covariance, theta2 included on the diagonal
-        (delta(i, j) of eq. 13 is the identity of data points, not of their values). With
+        (delta(i, j) of K&G eq. 13 is the identity of data points, not of their values). With
         ``X2`` given it is the cross-covariance, which has no theta2 term. ``signal``, if
         given, is :meth:`signal` of the same inputs (computed once, reused).
         """
@@ -177,7 +177,7 @@ class Covariance(CovarianceFunction):
         return cov
 
     def signal(self, X, X2=None) -> np.ndarray:
-        """The first term of eq. 13, theta0 exp(-1/2 sum_m l_m d_m(x_i^m, x2_j^m))."""
+        """The first term of K&G eq. 13, theta0 exp(-1/2 sum_m l_m d_m(x_i^m, x2_j^m))."""
         X = _as_2d(X)
         X2 = X if X2 is None else _as_2d(X2)
         return self.theta0 * np.exp(-0.5 * self._weighted_distance(X, X2))
@@ -195,7 +195,7 @@ class Covariance(CovarianceFunction):
         return bool(correlation.max() <= rounding or correlation.min() >= 1.0 - rounding)
 
     def diag(self, X) -> np.ndarray:
-        """Prior variances c(x, x) = theta0 + theta1 + theta2 of new points X (kappa, eq. 24)."""
+        """Prior variances c(x, x) = theta0 + theta1 + theta2 of new X (kappa, K&G eq. 24)."""
         n = _as_2d(X).shape[0]
         return np.full(n, self.theta0 + self.theta1 + self.theta2)
 
@@ -231,7 +231,7 @@ class Covariance(CovarianceFunction):
         Equals ``gradients(X).reshape(p, -1) @ weight.ravel()`` but never forms the
         (p, n, n) stack: for a continuous feature,
         sum_ij g_ij (x_i - x_j)^2 = sum_i x_i^2 (g 1 + g^T 1)_i - 2 x^T g x,  g = weight * theta0 E
-        (features centred first to limit cancellation); discrete features use eq. 14 directly.
+        (features centred first to limit cancellation); discrete features use K&G eq. 14 directly.
         ``signal`` is :meth:`signal` of X if the caller has it already.
         """
         X = _as_2d(X)
@@ -254,7 +254,7 @@ class Covariance(CovarianceFunction):
 
     # ------------------------------------------------------------------ helpers
     def _contract_feature_distances(self, X, g) -> np.ndarray:
-        """sum_ij g_ij d_m(x_i^m, x_j^m) for every feature m (eq. 14)."""
+        """sum_ij g_ij d_m(x_i^m, x_j^m) for every feature m (K&G eq. 14)."""
         d = X.shape[1]
         discrete = self._discrete_mask(d)
         out = np.empty(d)
@@ -293,7 +293,7 @@ class Covariance(CovarianceFunction):
         return mask
 
     def _weighted_distance(self, X, X2) -> np.ndarray:
-        """sum_m l_m d_m(x_i^m, x2_j^m) of eqs. 13-14."""
+        """sum_m l_m d_m(x_i^m, x2_j^m) of K&G eqs. 13-14."""
         d = X.shape[1]
         if X2.shape[1] != d:
             raise ValueError(f"X has {d} features, X2 has {X2.shape[1]}")
@@ -318,7 +318,7 @@ class Covariance(CovarianceFunction):
 def _value_indicators(X, X2, columns):
     """Indicator codes [x^m = v] of the discrete ``columns``, one column per (feature m, value v
     taken in X or X2): (codes of X, codes of X2, position in ``columns`` of each code's feature).
-    Contracting codes turns the per-feature loops of eq. 14's 1 - delta into matrix products."""
+    Contracting codes turns the per-feature loops of K&G eq. 14's 1 - delta into matrix products."""
     values = [np.unique(np.concatenate([X[:, m], X2[:, m]])) for m in columns]
     codes = np.hstack([X[:, m, None] == v for m, v in zip(columns, values)]).astype(float)
     codes2 = codes if X2 is X else np.hstack(
@@ -328,7 +328,7 @@ def _value_indicators(X, X2, columns):
 
 
 def _feature_distance(a: np.ndarray, b: np.ndarray, discrete: bool) -> np.ndarray:
-    """d_m of eq. 14 between all pairs of the 1-d arrays a and b."""
+    """d_m of K&G eq. 14 between all pairs of the 1-d arrays a and b."""
     if discrete:
         return (a[:, None] != b[None, :]).astype(float)
     return (a[:, None] - b[None, :]) ** 2

@@ -3,20 +3,20 @@
 Every Gaussian-site approximation of the package (EP, Laplace, ...) has a posterior
 
     q(f) ∝ N(f | 0, K) prod_i exp(-s_i f_i^2 / 2 + b_i f_i) = N(f | mu, Sigma),
-    Sigma = (K^-1 + S)^-1,   mu = Sigma b,                       (EM-EP paper eq. 22)
+    Sigma = (K^-1 + S)^-1,   mu = Sigma b,                       (K&G eq. 22)
 
-with S = diag(s), s >= 0 the site precisions (Lambda^-1 of eq. 22 for EP, W for Laplace) and
+with S = diag(s), s >= 0 the site precisions (Lambda^-1 of K&G eq. 22 for EP, W for Laplace) and
 b the site natural means (Lambda^-1 m). Nothing is inverted explicitly: all quantities come
 from the Cholesky factor of the well-conditioned matrix
 
     B = I + S^1/2 K S^1/2 = L L^T                               (eigenvalues >= 1)
 
-(Rasmussen & Williams 2006, sections 3.4.3 and 3.6.3; GPML's ``sW`` and ``L``). The
+(Rasmussen & Williams 2006, GPML secs. 3.4.3 and 3.6.3; GPML's ``sW`` and ``L``). The
 identities used are
 
     Sigma         = K - K S^1/2 B^-1 S^1/2 K
-    (K + S^-1)^-1 = S^1/2 B^-1 S^1/2                             (Lambda + C)^-1 of eq. 24
-    mu            = K alpha,  alpha = b - S^1/2 B^-1 S^1/2 K b     (h = C alpha, eq. 27)
+    (K + S^-1)^-1 = S^1/2 B^-1 S^1/2                             (Lambda + C)^-1 of K&G eq. 24
+    mu            = K alpha,  alpha = b - S^1/2 B^-1 S^1/2 K b     (h = C alpha, K&G eq. 27)
     log|I + K S|  = log|B| = 2 sum log L_ii.
 
 The dense helpers :func:`cholesky_lower`, :func:`log_det_from_cholesky` and
@@ -103,7 +103,7 @@ class SiteFactorization:
         return solve_triangular(self.chol, scaled, lower=True)
 
     def weights(self, natural_mean) -> np.ndarray:
-        """alpha with Sigma b = K alpha, i.e. alpha = b - S^1/2 B^-1 S^1/2 K b (paper's alpha)."""
+        """alpha with Sigma b = K alpha, i.e. alpha = b - S^1/2 B^-1 S^1/2 K b (K&G eq. 27)."""
         natural_mean = np.asarray(natural_mean, dtype=float)
         sp = self.sqrt_precision
         return natural_mean - sp * self.solve(sp * (self.kernel @ natural_mean))
@@ -124,7 +124,7 @@ class SiteFactorization:
         return sp[:, None] * self.solve(np.diag(sp))
 
     def predict(self, cross, prior_variance, alpha):
-        """Latent predictive mean and variance at new points (EM-EP paper eq. 24).
+        """Latent predictive mean and variance at new points (K&G eq. 24).
 
         Parameters
         ----------

@@ -37,7 +37,7 @@ Predictive probability p(y = +1 | x) = integral p(+1 | f) N(f | m, v) df (W&B eq
 * logistic: W&B Appendix A's expansion in five scaled error functions,
   sigma(x) ~ sum_i c_i Phi(lambda_i x) (Phi(z) = (1 + erf(z / sqrt 2)) / 2), each term of which
   integrates in closed form, integral Phi(lambda f) N(f | m, v) df = Phi(lambda m / sqrt(1 +
-  lambda^2 v)). W&B's own constants (footnote 6) are lost in our copy of the paper; the ones
+  lambda^2 v)). W&B's own constants (W&B footnote 6) are lost in our copy of W&B; the ones
   below were fitted here (c_i by least squares on x in [0, 40] with sum c_i = 1 so both tails
   are exact, lambda_i by Nelder-Mead on the maximum error) and give
   max_x |sigma(x) - sum_i c_i Phi(lambda_i x)| = 1.2e-6, hence the predictive probability to
@@ -113,7 +113,7 @@ class Likelihood:
         return self.tilted(y, mean, variance).log_z
 
     def expected_log_likelihood(self, y, mean, variance) -> float:
-        """sum_i E_q[log p(y_i | f_i)], q(f_i) = N(mean_i, variance_i) (F_epsilon, Appendix)."""
+        """sum_i E_q[log p(y_i | f_i)], q(f_i) = N(mean_i, variance_i) (K&G Appendix A)."""
         raise NotImplementedError(f"{type(self).__name__} has no EM-EP M-step")
 
     def optimal_parameter(self, y, mean, variance) -> float:
@@ -137,14 +137,14 @@ class Likelihood:
 
 
 class NoisyThresholdLikelihood(Likelihood):
-    """epsilon + (1 - 2 epsilon) Phi(y f / sqrt(probit_variance)); eq. 10 when probit_variance = 0.
+    """epsilon + (1 - 2 epsilon) Phi(y f / sqrt(probit_variance)); K&G eq. 10 if it is 0.
 
     Parameters
     ----------
     epsilon : float in [0, 0.5)
-        Labelling-error probability of eq. 10.
+        Labelling-error probability of K&G eq. 10.
     probit_variance : float >= 0
-        0 gives the hard threshold H(y f) of eq. 10; 1 (with epsilon = 0) the probit Phi(y f).
+        0 gives the hard threshold H(y f) of K&G eq. 10; 1 (with epsilon = 0) the probit Phi(y f).
     """
 
     kind = THRESHOLD
@@ -172,14 +172,14 @@ class NoisyThresholdLikelihood(Likelihood):
         return NoisyThresholdLikelihood(value, self.probit_variance)
 
     def predictive_probability(self, mean, variance, label_noise: bool = False) -> np.ndarray:
-        """p(y = +1 | x) of eq. 25 (``label_noise=False``) or eq. 26 (``True``)."""
+        """p(y = +1 | x) of K&G eq. 25 (``label_noise=False``) or K&G eq. 26 (``True``)."""
         lik = self if label_noise else NoisyThresholdLikelihood(0.0, self.probit_variance)
         mean = np.asarray(mean, dtype=float)
         variance = np.maximum(np.asarray(variance, dtype=float), np.finfo(float).tiny)
         return np.exp(lik.log_predictive(np.ones_like(mean), mean, variance))
 
     def decision_value(self, mean, variance) -> np.ndarray:
-        """The argument of Phi in eq. 25, mean / sqrt(variance + probit variance); its sign is
+        """The argument of Phi in K&G eq. 25, mean / sqrt(variance + probit variance); its sign is
         that of the mean and it orders points as :meth:`predictive_probability` does."""
         return mean / np.sqrt(np.maximum(variance + self.probit_variance, np.finfo(float).tiny))
 
@@ -199,7 +199,7 @@ class NoisyThresholdLikelihood(Likelihood):
         )
 
     def optimal_parameter(self, y, mean, variance) -> float:
-        """epsilon = mean_i q(y_i f_i < 0): the maximiser of F_epsilon (Appendix, eq. 56)."""
+        """epsilon = mean_i q(y_i f_i < 0): maximiser of F_epsilon (K&G Appendix A, K&G eq. 56)."""
         if self.probit_variance > 0:
             raise NotImplementedError("the closed-form epsilon update needs probit_variance = 0")
         y, mean, variance = (np.asarray(a, dtype=float) for a in (y, mean, variance))
@@ -293,7 +293,7 @@ class LogisticLikelihood(Likelihood):
                 variance * np.tanh(0.5 * f))
 
     def predictive_probability(self, mean, variance):
-        """integral sigma(f) N(f | mean, variance) df by the erf expansion of Appendix A."""
+        """integral sigma(f) N(f | mean, variance) df by the erf expansion of W&B Appendix A."""
         mean = np.asarray(mean, dtype=float)[..., None]
         variance = np.asarray(variance, dtype=float)[..., None]
         z = ERF_SCALES * mean / np.sqrt(1.0 + ERF_SCALES**2 * variance)
@@ -313,7 +313,7 @@ def get_likelihood(name: str) -> Likelihood:
 
 # ------------------------------------------------------------------ softmax likelihood
 def softmax_log_likelihood(F, Y) -> float:
-    """log p(y | F) = sum_i (y_i^T f_i - log sum_c exp f_i^c) (W&B eq. 11; Cho eq. 14).
+    """log p(y | F) = sum_i (y_i^T f_i - log sum_c exp f_i^c) (W&B eq. 11; CKP eq. 14).
 
     F and the one-hot Y have shape (J, n). The MCMC sampler calls this some 10^6 times per
     fit, where scipy's ``logsumexp`` costs about seven times more than the numpy below.

@@ -1,7 +1,7 @@
 """Public scikit-learn estimators of gpcbench (import them from here).
 
 * :class:`EPGaussianProcessClassifier`: binary GPC with EP inference and EM-EP learning
-  (Kim & Ghahramani 2006, sections 2-3); :func:`gpc_ep_variant` configures the paper's variants.
+  (Kim & Ghahramani 2006, K&G secs. 2-3); :func:`gpc_ep_variant` configures K&G's variants.
 * :class:`EPGaussianProcessRegressor`: GP regression through the same EP machinery.
 * :class:`LaplaceGaussianProcessClassifier`: binary GPC with Laplace's approximation and MPL or
   HMC hyperparameters (Williams & Barber 1998).
@@ -13,9 +13,9 @@
   generalized kernel models with a Silverman g-prior, sampled by reversible-jump MCMC, and the
   sparse GP classifier built on the same chain (Zhang, Dai & Jordan 2011).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
-  formulation (section 4).
+  formulation (K&G sec. 4).
 * :class:`SoftmaxLaplaceGaussianProcessClassifier`: multiclass softmax GPC with Laplace's
-  approximation and MPL hyperparameters (Williams & Barber 1998, sec. 4).
+  approximation and MPL hyperparameters (Williams & Barber 1998, W&B sec. 4).
 * :class:`LaplaceEMGaussianProcessClassifier`: the same model learned by Laplace-EM (Cho, Kim &
   Park 2015).
 

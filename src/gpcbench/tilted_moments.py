@@ -1,21 +1,21 @@
 """Tilted moments of the EP likelihoods: numba kernels, one site at a time.
 
-The classification likelihood is the noisy threshold of Kim & Ghahramani (2006), eq. 10,
+The classification likelihood is the noisy threshold of Kim & Ghahramani (2006), K&G eq. 10,
 
     p(y | f) = epsilon + (1 - 2 epsilon) H(y f),
 
 generalised by a probit variance s2 >= 0 to  epsilon + (1 - 2 epsilon) Phi(y f / sqrt(s2)):
-s2 = 0 is eq. 10 exactly, and s2 = 1, epsilon = 0 is the probit (cumulative normal) model,
-which is the threshold model with unit latent noise (text after eq. 14).
+s2 = 0 is K&G eq. 10 exactly, and s2 = 1, epsilon = 0 is the probit (cumulative normal) model,
+which is the threshold model with unit latent noise (text after K&G eq. 14).
 
 Given a Gaussian cavity N(f | mu, v) the *tilted* distribution is N(f | mu, v) p(y | f) / Z.
-For the noisy threshold, with  z = y mu / sqrt(s2 + v)  (eq. 20 when s2 = 0),
+For the noisy threshold, with  z = y mu / sqrt(s2 + v)  (K&G eq. 20 when s2 = 0),
 
-    Z = epsilon + (1 - 2 epsilon) Phi(z)                                          (eq. 20)
-    w = (1 - 2 epsilon) N(z) / Z,  so that  dlog Z/dmu = y w / sqrt(s2 + v)  (alpha_i of eq. 20)
+    Z = epsilon + (1 - 2 epsilon) Phi(z)                                          (K&G eq. 20)
+    w = (1 - 2 epsilon) N(z) / Z,  so that  dlog Z/dmu = y w / sqrt(s2 + v)  (alpha_i of K&G eq. 20)
     d2 log Z / dmu2 = -w (z + w) / (s2 + v),
 
-and the moment-matched site (eq. 21 in natural parameters) is
+and the moment-matched site (K&G eq. 21 in natural parameters) is
 
     site precision      = w (z + w) / (s2 + v (1 - w (z + w)))
     site natural mean   = y sqrt(s2 + v) w (1 + z (z + w)) / (s2 + v (1 - w (z + w))).
@@ -27,7 +27,7 @@ come from the continued fraction without any subtraction. Site precisions can be
 when epsilon > 0 (the likelihood is not log-concave); EP decides what to do with them.
 
 The Gaussian likelihood N(y | f, sigma2) is the regression case of Rodrigues (2014),
-section 4, eqs. 29-33: its tilted distribution is Gaussian and its site is exact.
+Rodrigues sec. 4, Rodrigues eqs. 29-33: its tilted distribution is Gaussian and its site is exact.
 
 The scalar kernels are numba-compiled (:func:`tilted_scalar`) so that the sequential EP sweep
 can call them site by site inside compiled code; the likelihood objects of
@@ -117,13 +117,13 @@ def _threshold_terms(z, epsilon):
 
 @njit(cache=True)
 def threshold_tilted(y, mu, var, epsilon, probit_variance):
-    """Tilted moments and matched site of the noisy threshold (eqs. 20-21), one site."""
+    """Tilted moments and matched site of the noisy threshold (K&G eqs. 20-21), one site."""
     scale2 = probit_variance + var
     root = math.sqrt(scale2)
     z = y * mu / root
     log_z, w, shifted, one_minus, one_plus = _threshold_terms(z, epsilon)
     denom = probit_variance + var * one_minus  # = (s2 + v) * (tilted variance / v)
-    # mu + v dlogZ/dmu and the site of eq. 21, rewritten with mu = y z sqrt(s2 + v) so that
+    # mu + v dlogZ/dmu and the site of K&G eq. 21, rewritten with mu = y z sqrt(s2 + v) so that
     # no large terms cancel: mean = y (z s2 + v t) / sqrt(s2 + v).
     mean = y * (z * probit_variance + var * shifted) / root
     variance = var * denom / scale2
@@ -134,7 +134,7 @@ def threshold_tilted(y, mu, var, epsilon, probit_variance):
 
 @njit(cache=True)
 def gaussian_tilted(y, mu, var, noise_variance):
-    """Exact posterior of N(f | mu, v) N(y | f, sigma2), Rodrigues (2014) eqs. 32-33 and 37."""
+    """Exact posterior of N(f | mu, v) N(y | f, sigma2), Rodrigues eqs. 32-33 and 37."""
     total = var + noise_variance
     resid = y - mu
     log_z = -0.5 * math.log(2.0 * math.pi * total) - 0.5 * resid * resid / total

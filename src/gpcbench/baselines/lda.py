@@ -1,6 +1,6 @@
-"""Linear discriminant analysis (the LDA rows of Kim & Ghahramani, Tables 4, 5 and 7).
+"""Linear discriminant analysis (the LDA rows of K&G Tables 4, 5 and 7).
 
-Kim & Ghahramani sec. 4.3: for J classes, LDA uses J - 1 discriminant features; scikit-learn's
+K&G sec. 4.3: for J classes, LDA uses J - 1 discriminant features; scikit-learn's
 ``LinearDiscriminantAnalysis`` classifies with the shared-covariance Gaussian model, whose
 decision rule is the same as nearest class mean in that (J - 1)-dimensional space.
 """

@@ -1,4 +1,4 @@
-"""1-NN and k-NN with k chosen by 5-fold cross-validation (Kim & Ghahramani, footnote 17)."""
+"""1-NN and k-NN with k chosen by 5-fold cross-validation (K&G footnote 17)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""SVM baselines of Kim & Ghahramani (2006), sec. 3.5.2, footnotes 13-16, and sec. 4.3.
+"""SVM baselines of Kim & Ghahramani (2006), K&G sec. 3.5.2, K&G footnotes 13-16, and K&G sec. 4.3.
 
 * SVM-CV(soft): Gaussian kernel ``exp(-l/2 ||x - x'||^2)`` (one lengthscale, no theta0..theta2),
-  (C, l) chosen by 5-fold CV with the paper's two-level grid: coarse log10 C in {0, 0.5, .., 3}
+  (C, l) chosen by 5-fold CV with K&G's two-level grid: coarse log10 C in {0, 0.5, .., 3}
   and log10 l in {-3, -2.5, .., 0}, then +-0.4 in steps of 0.1 around the best coarse values.
 * SVM-CV(hard): the same kernel with the hard margin, l by the same two-level search. The hard
   margin is realised as C = 1e6: with a Gaussian kernel the Gram matrix is positive definite,
@@ -20,14 +20,14 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
-COARSE_LOG10_C = np.arange(0.0, 3.0 + 1e-9, 0.5)      # footnote 14
-COARSE_LOG10_L = np.arange(-3.0, 0.0 + 1e-9, 0.5)     # footnote 15
+COARSE_LOG10_C = np.arange(0.0, 3.0 + 1e-9, 0.5)      # K&G footnote 14
+COARSE_LOG10_L = np.arange(-3.0, 0.0 + 1e-9, 0.5)     # K&G footnote 15
 FINE_OFFSETS = np.round(np.arange(-0.4, 0.4 + 1e-9, 0.1), 1)
 HARD_MARGIN_C = 1e6
 
 
 def fine_grid(best_log10: float) -> np.ndarray:
-    """log10 values -0.4, -0.3, .., +0.4 around the best coarse value (footnotes 14-15)."""
+    """log10 values -0.4, -0.3, .., +0.4 around the best coarse value (K&G footnotes 14-15)."""
     return np.round(best_log10 + FINE_OFFSETS, 10)
 
 
@@ -106,7 +106,7 @@ def dag_decision(ovo_decision: np.ndarray, J: int) -> np.ndarray:
 
 
 class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
-    """DAGSVC with C and/or l chosen by the paper's two-level 5-fold grid search.
+    """DAGSVC with C and/or l chosen by K&G's two-level 5-fold grid search.
 
     Parameters
     ----------
@@ -179,7 +179,7 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
 
 class KernelSVM(ClassifierMixin, BaseEstimator):
     """SVM on a given covariance function (SVM-EP(s,soft)): ``kernel(X, X2)`` gives the kernel
-    matrix; C is chosen by the paper's two-level 5-fold search (footnote 14).
+    matrix; C is chosen by K&G's two-level 5-fold search (K&G footnote 14).
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ NEWSGROUPS_TERMS = 893
 
 
 def build_newsgroups(raw: RawTables) -> Dataset:
-    """Keep the 893 terms (Zhang's p) with the highest document frequency, in column order."""
+    """Keep the 893 terms (ZDJ's p) with the highest document frequency, in column order."""
     import scipy.sparse
 
     X = scipy.sparse.csc_matrix(raw.tables["X"])

@@ -4,8 +4,8 @@ On disk a processed data set is two files written side by side by the preprocess
 
 ``<name>.npz``
     ``X`` (float64, n x p), ``y`` (int64 class indices 0..J-1), ``feature_names``,
-    ``feature_types`` (``"continuous"`` or ``"discrete"`` per column, eq. 14 of the
-    EM-EP paper treats discrete features by 1 - delta), ``class_names``.
+    ``feature_types`` (``"continuous"`` or ``"discrete"`` per column, K&G eq. 14
+    treats discrete features by 1 - delta), ``class_names``.
 ``<name>.json``
     provenance: source used, package/URL and version, SHA-256 of the raw files and of the
     ``.npz``, rows, columns, class counts and every transformation applied.

@@ -14,7 +14,7 @@ from gpcbench.data.dataset import Dataset
 
 PLUS_MINUS = ["-1", "+1"]
 
-# Cho, Kim & Park (2015), Table 1: mean vector and covariance matrix of each class. Class 4's
+# Cho, Kim & Park (2015), CKP Table 1: mean vector and covariance matrix of each class. Class 4's
 # covariance is printed identical to class 3's (off-diagonal -0.5); used as printed.
 CHO_MEANS = np.array([[1.75, -1.0], [-1.75, 1.0], [2.0, 2.0], [-2.0, -2.0]])
 CHO_COVARIANCES = np.array(
@@ -37,7 +37,7 @@ def gaussian_mixture(rng: np.random.Generator, n: int, means: np.ndarray, covari
 
 
 def cho_mixture(seed: int, n_train: int = 160, n_test: int = 400) -> Dataset:
-    """Cho et al. (2015) sec. 5.1: four overlapping bivariate Gaussians, 160 train then 400 test."""
+    """CKP sec. 5.1: four overlapping bivariate Gaussians, 160 train then 400 test."""
     rng = np.random.default_rng(seed)
     X, y = gaussian_mixture(rng, n_train + n_test, CHO_MEANS, CHO_COVARIANCES)
     provenance = {
@@ -65,10 +65,10 @@ def kim_gp2d(
     theta0: float = 1.0,
     jitter: float = 1e-8,
 ) -> Dataset:
-    """Kim & Ghahramani sec. 3.5.1 (Table 1): labels are the sign of a GP sample on 2-D inputs.
+    """K&G sec. 3.5.1 (K&G Table 1): labels are the sign of a GP sample on 2-D inputs.
 
     For each repetition: 200 inputs uniform on (-10, 10)^2, a latent f ~ N(0, C) with C from
-    eq. 13 (theta0 = 1, theta1 = 0, inverse lengthscales 0.5 and 2.0, which multiply the
+    K&G eq. 13 (theta0 = 1, theta1 = 0, inverse lengthscales 0.5 and 2.0, which multiply the
     squared distances; theta2 = 1e-8 theta0 only to keep the Cholesky factor stable),
     y = sign(f).
     Repetition k occupies rows ``block_size*k`` to ``block_size*(k+1) - 1``.
@@ -115,7 +115,7 @@ def kim_gp2d(
 
 
 def kim_relevance(seed: int, n_train: int = 300, n_test: int = 10000) -> Dataset:
-    """Kim & Ghahramani sec. 3.5.1 (Table 2): x1..x3 ~ N(y, 1) relevant, x4..x6 ~ N(0, 1) noise."""
+    """K&G sec. 3.5.1 (K&G Table 2): x1..x3 ~ N(y, 1) relevant, x4..x6 ~ N(0, 1) noise."""
     rng = np.random.default_rng(seed)
     n = n_train + n_test
     sign = rng.choice([-1.0, 1.0], size=n)

@@ -18,7 +18,7 @@ clear reason.
 raw sets (thyroid binary and 3-class both come from ``mclust_thyroid``), made by a named
 *builder*, or the output of a named *generator*. Each carries the catalog facts the tests
 check: rows, columns and class counts of the offline source, the catalog row, and the
-substitute label where the offline copy is not the paper's data.
+substitute label where the offline copy is not the citing paper's data.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class DatasetSpec:
     class_counts : dict or None
         Class name -> count as in the catalog; None for generators, whose draws decide them.
     substitute, differences : str or None
-        Short label and one sentence, where the offline data is not the paper's.
+        Short label and one sentence, where the offline data is not the citing paper's.
     kind : str
         ``"archive"`` (built from raw sets) or ``"generator"``.
     raw_sets : tuple of str

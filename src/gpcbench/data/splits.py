@@ -7,22 +7,22 @@ the processed data set). The split rule writes them once per (experiment, data s
 Protocols (``type`` in the config):
 
 ``kfold``
-    K-fold cross-validation, stratified by class (Kim & Ghahramani sec. 3.5.2: 10 folds).
+    K-fold cross-validation, stratified by class (K&G sec. 3.5.2: 10 folds).
 ``fixed``
-    One split: the first ``train_rows`` rows train, the rest test (Pima.tr/Pima.te, Cho's
-    160/400 mixture, Kim's 300/10,000 relevance data). ``train_rows`` comes from the config or
+    One split: the first ``train_rows`` rows train, the rest test (Pima.tr/Pima.te, CKP's
+    160/400 mixture, K&G's 300/10,000 relevance data). ``train_rows`` comes from the config or
     from the data set's provenance.
 ``per_class``
     ``per_cell`` training rows drawn at random from every cell of class x ``strata_feature``
     (crabs 80/120: 20 per sex and colour; iris 90/60: 30 per species), the rest test;
-    ``partitions`` (default 1) independent such draws (Cho et al.'s repeated random iris
+    ``partitions`` (default 1) independent such draws (CKP's repeated random iris
     splits).
 ``random``
     ``partitions`` random disjoint train/test draws of sizes ``n_train`` / ``n_test``
-    (Zhang, Dai & Jordan sec. 5.1: 20 partitions).
+    (ZDJ sec. 5.1: 20 partitions).
 ``blocks``
     Fold k trains on rows ``k*block_size .. (k+1)*block_size - 1`` (independent synthetic
-    repetitions, Kim Table 1); there is no test set.
+    repetitions, K&G Table 1); there is no test set.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Set-up shared by the GP estimators: parameters, label checks and the eq. 13 covariance.
+"""Set-up shared by the GP estimators: parameters, label checks and the K&G eq. 13 covariance.
 
 * :func:`store_parameters`: the body of every constructor (scikit-learn's rule: ``__init__``
   stores its arguments unchanged, under their own names, so ``get_params`` and ``clone`` work;
@@ -24,7 +24,7 @@ from sklearn.utils.validation import validate_data
 
 from gpcbench.covariance import COVARIANCE_NAMES, Covariance, DegenerateCovarianceWarning
 
-#: The parameter text of the eq. 13 block, for the estimators' docstrings.
+#: The parameter text of the K&G eq. 13 block, for the estimators' docstrings.
 COVARIANCE_DOC = """theta0, theta1, theta2 : float
         Signal variance, bias and latent-noise variance of K&G eq. 13 (starting values when
         learned).
@@ -77,7 +77,7 @@ class Eq13Estimator(BaseEstimator):
     """Base of the GP estimators whose prior is K&G eq. 13 (see the module docstring)."""
 
     def _covariance(self, n_features: int) -> Covariance:
-        """Eq. 13 from the covariance parameters (one inverse lengthscale per feature when
+        """K&G eq. 13 from the covariance parameters (one inverse lengthscale per feature when
         ``ard``, else one shared)."""
         scales = np.atleast_1d(np.asarray(self.inverse_lengthscale, dtype=float))
         if self.ard:

@@ -1,10 +1,10 @@
 """FBGKM, BGKM and SGPC (ZDJ: Zhang, Dai & Jordan 2011) as scikit-learn classifiers. Import them
 from :mod:`gpcbench.models`.
 
-The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, Appendix A; binary BGKM at a
+The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, ZDJ Appendix A; binary BGKM at a
 fixed kernel width runs its O(n^2)-per-sweep equivalent :func:`gpcbench.mcmc.bgkm.run_bgkm`,
 one eigendecomposition of K_gammagamma per chain; more than two classes run the ZDJ sec. 6.2
-sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets the paper's
+sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets ZDJ's
 defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1,
 10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean distance between
 training points), runs independent chains, records their convergence diagnostics and averages
@@ -214,7 +214,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _active_set_distribution(n_gamma):
-        """Table 7's summary of chain 1's active-set sizes after the burn-in: largest,
+        """ZDJ Table 7's summary of chain 1's active-set sizes after the burn-in: largest,
         smallest, most frequent size and its count of sweeps."""
         if n_gamma.size == 0:
             return {"max": None, "min": None, "most": None, "most_frequency": None}
@@ -270,13 +270,13 @@ _PARAMETERS = """
     burn_in : int, default=5000
         Sweeps discarded before the kept ones.
     thin : int, default=5
-        Keep every ``thin``-th sweep after the burn-in (the paper's M = 5: T = 1,000 draws).
+        Keep every ``thin``-th sweep after the burn-in (ZDJ sec. 3.3's M = 5: T = 1,000 draws).
     k_max : int, default=200
-        Largest number of active vectors (Table 1); capped at n.{k_max_note}
+        Largest number of active vectors (ZDJ Table 1); capped at n.{k_max_note}
     kernel_width : 'mean_distance', 'learn' or float, default='mean_distance'
         theta of K(x, x') = exp(-|x - x'|^2 / theta^2): the mean Euclidean distance between
         training points (ZDJ sec. 5.1), a fixed number, or learned by random-walk
-        Metropolis-Hastings from the mean distance (ZDJ sec. 3.2, the '+KL' rows of sec. 5.3).
+        Metropolis-Hastings from the mean distance (ZDJ sec. 3.2, the '+KL' rows of ZDJ sec. 5.3).
     ard : bool, default=False
         One width per feature (ZDJ sec. 5.3) instead of one shared width.
     n_chains : int, default=2
@@ -304,7 +304,7 @@ _PARAMETERS = """
     kernel_width_ : float
         The width theta starts from (the fixed width unless ``kernel_width='learn'``).
     n_active_trace_ : ndarray of shape (n_chains, n_sweeps)
-        n_gamma after each sweep's step (a) (Figure 2).
+        n_gamma after each sweep's step (a) (ZDJ Fig. 2).
     samples_ : dict of ndarray of shape (n_chains, n_kept)
         u, g, eta and n_gamma at the kept sweeps (multiclass: u of shape
         (n_chains, n_kept, n_classes), the centred class intercepts).
@@ -318,9 +318,9 @@ _PARAMETERS = """
         ``brooks_burn_in``: the largest burn-in estimate, NaN if any quantity's is (its
         thinned chain never settles, or is under 10 draws long); ``n_active``: chain 1's largest,
         smallest and most frequent active-set size after the burn-in and that size's count of
-        sweeps (Table 7).
+        sweeps (ZDJ Table 7).
     convergence_trace_ : list of dict
-        Chain 1's active-set size every 20th sweep (``sweep``, ``n_gamma``; Figure 2).
+        Chain 1's active-set size every 20th sweep (``sweep``, ``n_gamma``; ZDJ Fig. 2).
     converged_ : bool
         Every finite R-hat < 1.1 and the Brooks burn-in is within ``burn_in``.
     n_iter_ : int
@@ -334,20 +334,20 @@ _PARAMETERS = """
 
 
 class FBGKMClassifier(_GKMClassifier):
-    __doc__ = ("Fully Bayesian generalized kernel model (ZDJ: Zhang, Dai & Jordan 2011, sec. 3): "
+    __doc__ = ("Fully Bayesian generalized kernel model (Zhang, Dai & Jordan 2011, ZDJ sec. 3): "
                "probit GKM with a Silverman g-prior on a reversible-jump active set.\n"
                + _PARAMETERS.format(k_max_note=""))
 
 
 class BGKMClassifier(_GKMClassifier):
-    __doc__ = ("BGKM (ZDJ: Zhang, Dai & Jordan 2011, sec. 5): the FBGKM sampler without step (c), "
+    __doc__ = ("BGKM (Zhang, Dai & Jordan 2011, ZDJ sec. 5): the FBGKM sampler without step (c), "
                "every training point active (n_gamma = n).\n"
                + _PARAMETERS.format(k_max_note=" Ignored: BGKM keeps all n points active."))
     _sparse = False
 
 
 class SGPCClassifier(_GKMClassifier):
-    __doc__ = ("Sparse GP classifier (ZDJ: Zhang, Dai & Jordan 2011, sec. 4): the FBGKM chain, "
+    __doc__ = ("Sparse GP classifier (Zhang, Dai & Jordan 2011, ZDJ sec. 4): the FBGKM chain, "
                "predicting by the subset-of-regressors GP predictive of s*.\n"
                + _PARAMETERS.format(k_max_note=""))
     _gp = True

@@ -42,11 +42,11 @@ N_PROBES = 3
 class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
     """GP classifier with latents and hyperparameters integrated by MCMC (Neal's method).
 
-    The model is that of :class:`LaplaceGaussianProcessClassifier` (eq. 13 covariance,
-    independent N(-3, 3^2) priors on the learned log hyperparameters, W&B section 5) plus
+    The model is that of :class:`LaplaceGaussianProcessClassifier` (K&G eq. 13 covariance,
+    independent N(-3, 3^2) priors on the learned log hyperparameters, W&B sec. 5) plus
     Neal's ``jitter`` on the latent covariance (W&B Appendix E); a binary problem has one
     latent function (logistic or probit), a J-class problem J independent ones with the
-    softmax likelihood (W&B section 4). One sweep = ``n_latent_updates`` elliptical slice
+    softmax likelihood (W&B sec. 4). One sweep = ``n_latent_updates`` elliptical slice
     sampling updates of all latents (in place of Neal's Gibbs scans; both leave
     p(F | x, y) invariant) + one HMC trajectory on the log hyperparameters given F
     (:mod:`gpcbench.mcmc.gp_latent`).
@@ -58,7 +58,7 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
         Binary problems only; more classes use the softmax.
     learned_hyperparameters : collection of str, default=("theta0", "theta1", "inverse_lengthscale")
     share_class_hyperparameters : bool, default=True
-        One covariance for all J latent functions (as in Neal's code, W&B section 5.2);
+        One covariance for all J latent functions (as in Neal's code, W&B sec. 5.2);
         False gives each class its own hyperparameters (W&B's multiclass model).
     prior_mean, prior_sd : float, default=-3.0, 3.0
     jitter : float, default=0.1
@@ -196,7 +196,7 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
         return np.moveaxis(values, 2, 0)
 
     def predict_proba(self, X):
-        """Class probabilities averaged over the kept draws (W&B eq. 7 / section 4)."""
+        """Class probabilities averaged over the kept draws (W&B eq. 7 / W&B sec. 4)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         draws = np.random.default_rng(self._predict_seed).standard_normal(

@@ -1,11 +1,11 @@
-"""GP regression as the exact special case of EP (Rodrigues sec. 4, eqs. 29-39).
+"""GP regression as the exact special case of EP (Rodrigues sec. 4, Rodrigues eqs. 29-39).
 
 With a Gaussian likelihood h_i(f_i, y_i) = N(y_i | f_i, sigma^2) the "approximate" posterior
-of step 2 of EP is exact (eqs. 29-33): the tilted distribution N(f_i | mu_-i, sigma_-i^2)
+of step 2 of EP is exact (Rodrigues eqs. 29-33): the tilted distribution N(f_i | mu_-i, sigma_-i^2)
 N(y_i | f_i, sigma^2) is already Gaussian, so moment matching returns the likelihood itself as
 the site (tilde mu_i = y_i, tilde sigma_i^2 = sigma^2, whatever the cavity), every site is
 exact after one sweep, and the EP evidence is the closed-form marginal likelihood
-log N(y | 0, K + sigma^2 I) (eqs. 34-39).
+log N(y | 0, K + sigma^2 I) (Rodrigues eqs. 34-39).
 
 This module checks that on real data: :func:`compare` fits
 :class:`~gpcbench.estimators.ep.EPGaussianProcessRegressor` (EP machinery with Gaussian sites)
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-#: Fixed hyperparameters of the check (no learning): eq. 13 with one shared inverse lengthscale
+#: Fixed hyperparameters of the check (no learning): K&G eq. 13 with one shared inverse lengthscale
 #: of about 1/d for the 16 standardised Boston inputs (so that points are correlated), the
 #: regressor's default jitter theta2 and sigma^2 = 0.1 for a unit-variance target.
 DEFAULT_HYPERPARAMETERS = {
@@ -60,14 +60,14 @@ class ExactRegression:
 
 
 def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegression:
-    """GP regression in closed form, R&W alg. 2.1 (Rasmussen & Williams 2006).
+    """GP regression in closed form, GPML alg. 2.1 (Rasmussen & Williams 2006).
 
     Parameters
     ----------
     K : array of shape (n, n)
         Prior covariance of the training latents f (Rodrigues' K).
     K_star : array of shape (n, m)
-        Covariances between training and test latents, K(X, X*) (R&W's k_*, one column per
+        Covariances between training and test latents, K(X, X*) (GPML's k_*, one column per
         test point).
     k_star_diag : array of shape (m,)
         Prior variances k(x*, x*) of the test latents.
@@ -84,7 +84,8 @@ def exact_gp_regression(K, K_star, k_star_diag, y, noise_variance) -> ExactRegre
     K, K_star = np.asarray(K, dtype=float), np.asarray(K_star, dtype=float)
     y, k_star_diag = np.asarray(y, dtype=float), np.asarray(k_star_diag, dtype=float)
     n = y.size
-    # R&W alg. 2.1 line 2: L = cholesky(K + sigma^2 I), the covariance of eq. 37's N(y | 0, K + sigma^2 I)
+    # GPML alg. 2.1 line 2: L = cholesky(K + sigma^2 I), the covariance of Rodrigues eq. 37's
+    # N(y | 0, K + sigma^2 I)
     L = cholesky(K + noise_variance * np.eye(n), lower=True)
     # line 3: alpha = L^T \ (L \ y) = (K + sigma^2 I)^-1 y
     alpha = cho_solve((L, True), y)

@@ -55,7 +55,7 @@ def standardize(X_train, X_test):
     """Zero mean, unit variance per column, with the training rows' statistics.
 
     Discrete columns are rescaled too: distance-based baselines need comparable scales, and the
-    1 - delta distance of discrete features (EM-EP eq. 14) is invariant to affine recoding.
+    1 - delta distance of discrete features (K&G eq. 14) is invariant to affine recoding.
     """
     mean = X_train.mean(axis=0)
     scale = X_train.std(axis=0)

@@ -1,24 +1,24 @@
-"""Multiclass GPC in the class-difference formulation of Kim & Ghahramani (2006), section 4.2.
+"""Multiclass GPC in the class-difference formulation of Kim & Ghahramani (2006), K&G sec. 4.2.
 
-With J independent latent functions f^1..f^J sharing the base covariance c of eqs. 13-14, the
-differences g_i^{y_i,j} = f_i^{y_i} - f_i^j (j != y_i), stacked point by point as in eq. 45,
-have the Gaussian prior of eq. 43,
+With J independent latent functions f^1..f^J sharing the base covariance c of K&G eqs. 13-14, the
+differences g_i^{y_i,j} = f_i^{y_i} - f_i^j (j != y_i), stacked point by point as in K&G eq. 45,
+have the Gaussian prior of K&G eq. 43,
 
     Cov(g_i^{y_i,j}, g_k^{y_k,l}) = (delta(y_i,y_k) - delta(y_i,l) - delta(y_k,j) + delta(j,l))
                                     c(x_i, x_k),                                         (43)
 
-and the likelihood of eq. 47 is one threshold H(g_s) per difference (eqs. 48-49). Multiclass
+and the likelihood of K&G eq. 47 is one threshold H(g_s) per difference (K&G eqs. 48-49). Multiclass
 EP is therefore the binary EP of :mod:`gpcbench.inference.ep` on n(J-1) sites, all labelled
 +1, with the prior covariance :class:`ClassDifferenceCovariance`; EM-EP
 (:func:`gpcbench.learning.em_ep.em_ep`) runs unchanged on it, because that class offers the
 protocol :class:`~gpcbench.covariance.CovarianceFunction` (parameters of the base covariance,
-eq. 43's matrix, and gradient contractions pulled back to the base covariance). A labelling
+K&G eq. 43's matrix, and gradient contractions pulled back to the base covariance). A labelling
 error epsilon > 0 is put on each difference site, epsilon + (1 - 2 epsilon) H(g_s), the
 factorised counterpart of the text's epsilon + (1 - 2 epsilon) prod_j H(g_i^{y_i,j}).
 
-Prediction (eqs. 50-54): the EP posterior gives a J-dimensional Gaussian over the latent
-values f~ of a test point (:func:`latent_predictive`); eq. 52's g~^{m,l} is the difference of
-its means, eq. 53 and eq. 54 are the paper's label rules, and eq. 50's class probability
+Prediction (K&G eqs. 50-54): the EP posterior gives a J-dimensional Gaussian over the latent
+values f~ of a test point (:func:`latent_predictive`); K&G eq. 52's g~^{m,l} is the difference of
+its means, K&G eq. 53 and K&G eq. 54 are K&G's label rules, and K&G eq. 50's class probability
 P(f~^m > f~^l for all l != m) is a (J-1)-dimensional Gaussian orthant probability
 (:func:`class_probabilities`, Genz's method through scipy).
 """
@@ -32,18 +32,18 @@ from gpcbench.covariance import Covariance, CovarianceFunction
 
 
 class ClassDifferenceCovariance(CovarianceFunction):
-    """Prior covariance of the class differences g (eqs. 43 and 45) over a base covariance.
+    """Prior covariance of the class differences g (K&G eqs. 43 and 45) over a base covariance.
 
     Parameters
     ----------
     base : Covariance
-        The covariance c of eqs. 13-14 shared by the J latent functions.
+        The covariance c of K&G eqs. 13-14 shared by the J latent functions.
     labels : array-like of int, shape (n,)
         Class index y_i in 0..J-1 of every training point.
     n_classes : int
         J >= 2.
 
-    Site s = (i, j) of eq. 45 is row ``s = i (J-1) + r`` where j is the r-th class other
+    Site s = (i, j) of K&G eq. 45 is row ``s = i (J-1) + r`` where j is the r-th class other
     than y_i in increasing order; :attr:`site_point` and :attr:`site_other` give i and j.
     The hyperparameters (``params``, ``log_params``, ``param_names``, ``to_dict``) are the
     base covariance's.
@@ -97,12 +97,12 @@ class ClassDifferenceCovariance(CovarianceFunction):
         return self.base.signal(X)
 
     def __call__(self, X, *, signal=None) -> np.ndarray:
-        """The n(J-1) x n(J-1) prior covariance of g on training inputs X (eq. 43)."""
+        """The n(J-1) x n(J-1) prior covariance of g on training inputs X (K&G eq. 43)."""
         c = self.base(X, signal=signal)
         return _expand(c, self.n_classes - 1) * self.structure
 
     def gradient_contraction(self, X, weight, *, signal=None) -> np.ndarray:
-        """sum_st weight_st dK_st/d(log parameter): the weights times eq. 43's class factor,
+        """sum_st weight_st dK_st/d(log parameter): the weights times K&G eq. 43's class factor,
         summed over the class pairs of every point pair, contract the base gradients."""
         weight = np.asarray(weight, dtype=float)
         n, k = self.labels.size, self.n_classes - 1
@@ -113,14 +113,14 @@ class ClassDifferenceCovariance(CovarianceFunction):
 
     def class_loadings(self) -> np.ndarray:
         """L[a, s] = delta(a, y_i) - delta(a, j): f^a's covariance with site s = (i, j) is
-        L[a, s] c(x, x_i) (the cross terms of eqs. 51-52)."""
+        L[a, s] c(x, x_i) (the cross terms of K&G eqs. 51-52)."""
         classes = np.arange(self.n_classes)[:, None]
         return ((classes == self.labels[self.site_point][None, :]).astype(float)
                 - (classes == self.site_other[None, :]))
 
 
 def _site_layout(labels: np.ndarray, n_classes: int):
-    """(labels, J, site_point, site_other, eq. 43's class factor) for the order of eq. 45."""
+    """(labels, J, site_point, site_other, K&G eq. 43's class factor) in K&G eq. 45's order."""
     if n_classes < 2:
         raise ValueError(f"need at least 2 classes, got {n_classes}")
     if labels.ndim != 1 or labels.size == 0 or labels.min() < 0 or labels.max() >= n_classes:
@@ -132,7 +132,7 @@ def _site_layout(labels: np.ndarray, n_classes: int):
     site_other = others.ravel()
     a, j = labels[site_point], site_other
     structure = ((a[:, None] == a[None, :]).astype(float) - (a[:, None] == j[None, :])
-                 - (j[:, None] == a[None, :]) + (j[:, None] == j[None, :]))  # eq. 43
+                 - (j[:, None] == a[None, :]) + (j[:, None] == j[None, :]))  # K&G eq. 43
     for array in (labels, site_point, site_other, structure):
         array.setflags(write=False)
     return labels, n_classes, site_point, site_other, structure
@@ -148,9 +148,9 @@ def latent_predictive(ep, covariance: ClassDifferenceCovariance, cross, prior_va
     """Mean (m, J) and covariance (m, J, J) of the latent values f~ at m test points.
 
     ``cross`` is c(x~, X_train) (m x n, no theta2), ``prior_variance`` c(x~, x~) (with
-    theta2, as in eq. 25). With K_a = cross[:, site_point] * L[a] the covariance of f~^a with
+    theta2, as in K&G eq. 25). With K_a = cross[:, site_point] * L[a] the covariance of f~^a with
     g, the EP posterior gives E[f~^a] = K_a alpha and
-    Cov(f~^a, f~^b) = delta(a, b) c(x~, x~) - K_a (K + Lambda)^-1 K_b^T (eqs. 24, 51).
+    Cov(f~^a, f~^b) = delta(a, b) c(x~, x~) - K_a (K + Lambda)^-1 K_b^T (K&G eqs. 24, 51).
     """
     cross = np.atleast_2d(np.asarray(cross, dtype=float))
     spread = cross[:, covariance.site_point]  # (m, n(J-1))
@@ -165,24 +165,24 @@ def latent_predictive(ep, covariance: ClassDifferenceCovariance, cross, prior_va
 
 
 def pairwise_differences(mean: np.ndarray) -> np.ndarray:
-    """g~^{m,l} = E[f~^m] - E[f~^l] for all class pairs, shape (n_points, J, J) (eq. 52)."""
+    """g~^{m,l} = E[f~^m] - E[f~^l] for all class pairs, shape (n_points, J, J) (K&G eq. 52)."""
     return mean[:, :, None] - mean[:, None, :]
 
 
 def label_eq53(mean: np.ndarray) -> np.ndarray:
-    """argmax_m sum_{l != m} H(g~^{m,l}) (eq. 53); ties go to the lowest class index."""
+    """argmax_m sum_{l != m} H(g~^{m,l}) (K&G eq. 53); ties go to the lowest class index."""
     votes = (pairwise_differences(mean) > 0).sum(axis=2)
     return np.argmax(votes, axis=1)
 
 
 def label_eq54(mean: np.ndarray) -> np.ndarray:
-    """Eq. 54 with j* = the first class: it if every g~^{1,l} > 0, else argmin_l g~^{1,l}."""
+    """K&G eq. 54 with j* = the first class: it if every g~^{1,l} > 0, else argmin_l g~^{1,l}."""
     first = pairwise_differences(mean)[:, 0, 1:]  # g~^{1,l}, l = 2..J
     return np.where(np.all(first > 0, axis=1), 0, 1 + np.argmin(first, axis=1))
 
 
 def orthant_probabilities(mean, cov, rng=None) -> np.ndarray:
-    """P(f~^m > f~^l for all l != m) for every class m (eq. 50), shape (n_points, J).
+    """P(f~^m > f~^l for all l != m) for every class m (K&G eq. 50), shape (n_points, J).
 
     For J = 2 this is Phi of a standardised difference; for J > 2 each class is a
     (J-1)-dimensional orthant probability of N(D_m mean, D_m cov D_m^T), D_m the difference

@@ -1,12 +1,13 @@
-"""Laplace's approximation for binary GP classification (Williams & Barber 1998, section 3).
+"""Laplace's approximation for binary GP classification (Williams & Barber 1998, W&B sec. 3).
 
 Notation (W&B's y is our latent f, their t our label y in {-1, +1}; GPML names in brackets).
 The unnormalised log posterior of the latent values is (W&B eq. 8, constants dropped)
 
     Psi(f) = sum_i log p(y_i | f_i) - 1/2 f^T K^-1 f,
 
-maximised by Newton's method (Appendix A, eqs. 15-18). With W = -diag(d2 log p / df2) >= 0 and
-f = K a, the Newton step is taken in a (GPML Algorithm 3.1, stable form of W&B eq. 18):
+maximised by Newton's method (W&B Appendix A, W&B eqs. 15-18). With
+W = -diag(d2 log p / df2) >= 0 and f = K a, the Newton step is taken in a (GPML alg. 3.1,
+stable form of W&B eq. 18):
 
     b = W f + dlog p(f),   a_new = b - W^1/2 B^-1 W^1/2 K b,   B = I + W^1/2 K W^1/2,
 
@@ -14,16 +15,16 @@ f = K a, the Newton step is taken in a (GPML Algorithm 3.1, stable form of W&B e
 Psi(a) = sum log p(y | K a) - 1/2 a^T K a until Psi does not decrease; the iteration stops when
 a step changes f by less than ``tol`` (max norm). K^-1 is never formed, so K may be singular (theta2 = 0).
 
-At the mode f^ the approximate log evidence is (W&B eq. 9; GPML eq. 3.32, Algorithm 3.2)
+At the mode f^ the approximate log evidence is (W&B eq. 9; GPML eq. 3.32, GPML alg. 3.2)
 
     log q(y | X) = sum_i log p(y_i | f^_i) - 1/2 a^T f^ - sum_i log L_ii,   L L^T = B.
 
-Its gradient in a log covariance hyperparameter theta_j (W&B Appendix B; GPML Algorithm 5.1,
-eq. 5.22-5.24) has the explicit part, at fixed f^,
+Its gradient in a log covariance hyperparameter theta_j (W&B Appendix B; GPML alg. 5.1,
+GPML eqs. 5.22-5.24) has the explicit part, at fixed f^,
 
     1/2 a^T dK_j a - 1/2 tr(R dK_j),   R = W^1/2 B^-1 W^1/2 = (K + W^-1)^-1,
 
-and the implicit part through the mode, d f^/dtheta_j = (I + K W)^-1 dK_j dlog p (Appendix B):
+and the implicit part through the mode, d f^/dtheta_j = (I + K W)^-1 dK_j dlog p (W&B Appendix B):
 
     sum_i s2_i (df^/dtheta_j)_i,   s2 = d(-1/2 log|B|)/df^ = 1/2 diag((K^-1 + W)^-1) d3log p
 
@@ -54,23 +55,23 @@ class LaplaceResult:
     dlog_lik: np.ndarray  # dlog p / df at f^
     d3log_lik: np.ndarray  # d3log p / df3 at f^
     factor: SiteFactorization  # B = I + W^1/2 K W^1/2 at f^
-    objective: float  # Psi(f^), eq. 8 without constants
-    log_evidence: float  # eq. 9
+    objective: float  # Psi(f^), W&B eq. 8 without constants
+    log_evidence: float  # W&B eq. 9
     converged: bool
     n_iter: int
 
     def predict(self, cross, prior_variance):
-        """Latent mean k^T a and variance kappa - k^T (K + W^-1)^-1 k at new points (App. A)."""
+        """Latent mean k^T a and variance kappa - k^T (K + W^-1)^-1 k at new X (W&B Appendix A)."""
         return self.factor.predict(cross, prior_variance, self.alpha)
 
 
 def laplace_mode(kernel, y, likelihood, *, initial_alpha=None, tol=1e-8, max_iter=100):
-    """Newton's method for the mode of the latent posterior (W&B Appendix A, GPML Alg. 3.1).
+    """Newton's method for the mode of the latent posterior (W&B Appendix A, GPML alg. 3.1).
 
     Parameters
     ----------
     kernel : array of shape (n, n)
-        Prior covariance K (eq. 13 of Kim & Ghahramani, theta2 on the diagonal).
+        Prior covariance K (K&G eq. 13, theta2 on the diagonal).
     y : array of shape (n,)
         Labels in {-1, +1}.
     likelihood : LogisticLikelihood or ProbitLikelihood
@@ -110,21 +111,21 @@ def laplace_mode(kernel, y, likelihood, *, initial_alpha=None, tol=1e-8, max_ite
 
 
 def laplace_state(kernel, y, likelihood, alpha, *, converged=True, n_iter=0) -> LaplaceResult:
-    """The approximation at f = K alpha: factor of B, Psi and log evidence (eq. 9)."""
+    """The approximation at f = K alpha: factor of B, Psi and log evidence (W&B eq. 9)."""
     kernel = np.asarray(kernel, dtype=float)
     alpha = np.asarray(alpha, dtype=float)
     f = kernel @ alpha
     log_lik, dlog_lik, d2log_lik, d3log_lik = likelihood.derivatives(y, f)
     factor = SiteFactorization.from_sites(kernel, -d2log_lik)
     objective = float(np.sum(log_lik) - 0.5 * alpha @ f)
-    log_evidence = objective - 0.5 * factor.log_det  # eq. 9: - sum log L_ii = -1/2 log|B|
+    log_evidence = objective - 0.5 * factor.log_det  # W&B eq. 9: - sum log L_ii = -1/2 log|B|
     return LaplaceResult(f, alpha, dlog_lik, d3log_lik, factor, objective, log_evidence,
                          converged, n_iter)
 
 
 def averaged_predictive(covariance, log_params, weights, X, y, likelihood, X_test):
     """(p(y = -1 | x), p(y = +1 | x)) at X_test averaged over hyperparameter draws (W&B eq. 7,
-    Appendix A's integral for each): row k of ``log_params`` sets the covariance's log
+    W&B Appendix A's integral for each): row k of ``log_params`` sets the covariance's log
     hyperparameters, row k of ``weights`` is the alpha = K^-1 f^ of its Laplace mode."""
     negative, positive = np.zeros(X_test.shape[0]), np.zeros(X_test.shape[0])
     for row, alpha in zip(log_params, weights):
@@ -137,7 +138,7 @@ def averaged_predictive(covariance, log_params, weights, X, y, likelihood, X_tes
 
 
 def log_evidence_gradient(covariance, X, result: LaplaceResult) -> np.ndarray:
-    """d log q(y | X) / d log(covariance parameter), explicit + implicit parts (Appendix B).
+    """d log q(y | X) / d log(covariance parameter), explicit + implicit parts (W&B Appendix B).
 
     Parameters
     ----------
@@ -153,7 +154,7 @@ def log_evidence_gradient(covariance, X, result: LaplaceResult) -> np.ndarray:
     ndarray of shape (covariance.n_params,)
     """
     factor = result.factor
-    r_matrix = factor.site_kernel_inverse()  # R = W^1/2 B^-1 W^1/2      (Alg. 5.1 line 7)
+    r_matrix = factor.site_kernel_inverse()  # R = W^1/2 B^-1 W^1/2      (GPML alg. 5.1 line 7)
     posterior_variance = factor.variance()  # diag((K^-1 + W)^-1)       (line 8)
     s2 = 0.5 * posterior_variance * result.d3log_lik  # d log q / d f^    (line 8)
     u = s2 - r_matrix @ (factor.kernel @ s2)  # (I - R K) s2             (line 13, transposed)
@@ -163,12 +164,12 @@ def log_evidence_gradient(covariance, X, result: LaplaceResult) -> np.ndarray:
 
 
 def _objective(f, alpha, y, likelihood) -> float:
-    """Psi = sum log p(y | f) - 1/2 a^T f (eq. 8 without constants)."""
+    """Psi = sum log p(y | f) - 1/2 a^T f (W&B eq. 8 without constants)."""
     return float(np.sum(likelihood.derivatives(y, f)[0]) - 0.5 * alpha @ f)
 
 
 def _newton_step(kernel, y, likelihood, alpha, psi):
-    """One Newton step in a (GPML Alg. 3.1 lines 4-8) with step halving.
+    """One Newton step in a (GPML alg. 3.1 lines 4-8) with step halving.
 
     Returns (a, Psi, max |change of f|), or None if no halving increases Psi. Changes of Psi
     within round-off (``ROUNDOFF`` relative) count as increases, so that steps near the mode,

@@ -1,10 +1,12 @@
-"""Laplace approximation for the multiclass softmax GP (Williams & Barber 1998, sec. 4, app. C).
+"""Laplace approximation for the multiclass softmax GP (Williams & Barber 1998, W&B sec. 4,
+W&B Appendix C).
 
-Notation (GPML, Rasmussen & Williams 2006, sec. 3.5, Algorithms 3.3-3.4). C classes, n points;
-latent values ``f`` of shape (C, n) stacked class by class (W&B eq. 13, Cho et al. 2015 eq. 1);
-one-hot targets ``Y`` (C, n); ``pi`` = softmax over classes of every column (W&B eq. 11, Cho
-eq. 6, 15); the prior covariance K = blockdiag(K_1..K_C) (W&B eq. 12, Cho eq. 3), ``K`` of
-shape (C, n, n). The likelihood Hessian is (W&B app. C eq. 23, Cho eqs. 16-17)
+Notation of GPML (Rasmussen & Williams 2006), GPML sec. 3.5 and GPML algs. 3.3-3.4. C classes,
+n points;
+latent values ``f`` of shape (C, n) stacked class by class (W&B eq. 13, CKP eq. 1);
+one-hot targets ``Y`` (C, n); ``pi`` = softmax over classes of every column (W&B eq. 11,
+CKP eqs. 6, 15); the prior covariance K = blockdiag(K_1..K_C) (W&B eq. 12, CKP eq. 3), ``K`` of
+shape (C, n, n). The likelihood Hessian is (W&B Appendix C, W&B eq. 23, CKP eqs. 16-17)
 
     W = D - Pi Pi^T,   D = diag(pi),   Pi = D R,   R = [I_n; ...; I_n]  (Cn x n),
 
@@ -16,16 +18,16 @@ W&B eqs. 24-25 give (derived in the module tests against dense algebra)
     log|I + K W| = sum_c log|B_c| + log|S|,
 
 so a Newton step or the evidence costs C + 1 Choleskys of n x n and O(C n^3) products, not
-O((Cn)^3). Newton's step (W&B app. A eq. 18 / app. C; Cho eq. 13) is GPML Algorithm 3.3:
+O((Cn)^3). Newton's step (W&B Appendix A, W&B eq. 18 / W&B Appendix C; CKP eq. 13) is GPML alg. 3.3:
 b = W f + Y - pi, a = b - E K b + E R S^-1 R^T E K b, f = K a. The approximate log evidence
 (W&B eq. 9 in its multiclass form; GPML eq. 3.44) is
 
     log q(y | X, theta) = -1/2 a^T f + y^T f - sum_i log sum_c exp f_i^c - 1/2 log|I + K W|.
 
-Its gradient follows W&B app. B (explicit term plus the implicit dependence of the mode on
-theta, GPML eqs. 5.22-5.24 in multiclass form). Predictions: Cho eqs. 25-28 give the Gaussian
+Its gradient follows W&B Appendix B (explicit term plus the implicit dependence of the mode on
+theta, GPML eqs. 5.22-5.24 in multiclass form). Predictions: CKP eqs. 25-28 give the Gaussian
 latent predictive N(mu_*, Sigma_*) with (K + W^-1)^-1 as above; class probabilities average
-the softmax over draws from it (W&B sec. 4: "1000 draws"; Cho eq. 29).
+the softmax over draws from it (W&B sec. 4: "1000 draws"; CKP eq. 29).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from gpcbench.covariance import Covariance, CovarianceFunction
 from gpcbench.gaussian import cholesky_lower, inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.likelihoods import softmax_log_likelihood
 
-NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (Cho eq. 9)
+NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (CKP eq. 9)
 NEWTON_MAX_ITER = 100
 MAX_HALVINGS = 30  # step halvings when a full Newton step lowers Psi
 MC_BATCH_VALUES = 2**22  # latent draws held in memory at once when predicting
@@ -50,7 +52,7 @@ MC_BATCH_VALUES = 2**22  # latent draws held in memory at once when predicting
 # ------------------------------------------------------------------ class covariances
 @dataclass(frozen=True)
 class SoftmaxCovariance(CovarianceFunction):
-    """The C per-class covariances of W&B eq. 12 / Cho eq. 3, as hyperparameter groups.
+    """The C per-class covariances of W&B eq. 12 / CKP eq. 3, as hyperparameter groups.
 
     Parameters
     ----------
@@ -161,7 +163,7 @@ class BlockFactors:
 
 
 def block_factors(K, pi) -> BlockFactors:
-    """The per-class factors of GPML Algorithm 3.3, lines 5-9 (C + 1 Choleskys of n x n)."""
+    """The per-class factors of GPML alg. 3.3, lines 5-9 (C + 1 Choleskys of n x n)."""
     C, n = pi.shape
     E = np.empty((C, n, n))
     logdet_B = 0.0
@@ -177,7 +179,7 @@ def block_factors(K, pi) -> BlockFactors:
 # ------------------------------------------------------------------ Newton mode
 @dataclass(frozen=True)
 class SoftmaxLaplace:
-    """The Laplace approximation at the mode: q(f) = N(f, (K^-1 + W)^-1) (Cho eq. 12)."""
+    """The Laplace approximation at the mode: q(f) = N(f, (K^-1 + W)^-1) (CKP eq. 12)."""
 
     f: np.ndarray  # mode, (C, n)
     a: np.ndarray  # K^-1 f, (C, n)
@@ -189,7 +191,7 @@ class SoftmaxLaplace:
 
 
 def _psi(a, f, Y) -> float:
-    """Psi = log p(y|f) - 1/2 f^T K^-1 f, up to constants (W&B app. C; Cho eq. 8)."""
+    """Psi = log p(y|f) - 1/2 f^T K^-1 f, up to constants (W&B Appendix C; CKP eq. 8)."""
     return softmax_log_likelihood(f, Y) - 0.5 * float(np.sum(a * f))
 
 
@@ -199,18 +201,18 @@ def _matvec(K, v) -> np.ndarray:
 
 
 def newton_direction(K, Y, f, pi, factors: BlockFactors) -> np.ndarray:
-    """The Newton target a_new = (K^-1 + W)^-1 (W f + y - pi) / K (GPML Alg. 3.3, 10-12).
+    """The Newton target a_new = (K^-1 + W)^-1 (W f + y - pi) / K (GPML alg. 3.3, lines 10-12).
 
-    Cho eq. 13 (W&B app. A eq. 18): f_new = (K^-1 + W)^-1 (W f + grad log p(y|f)), written
+    CKP eq. 13 (W&B Appendix A, W&B eq. 18): f_new = (K^-1 + W)^-1 (W f + grad log p(y|f)), written
     as f_new = K a_new with a_new = b - (K + W^-1)^-1 K b.
     """
     Wf = pi * f - pi * np.sum(pi * f, axis=0)  # (D - Pi Pi^T) f, W&B eq. 23
-    b = Wf + Y - pi  # Cho eq. 14: grad log p(y|f) = y - pi
+    b = Wf + Y - pi  # CKP eq. 14: grad log p(y|f) = y - pi
     return b - factors.apply_R(_matvec(K, b))
 
 
 def laplace_mode(K, Y, a0=None, *, tol=NEWTON_TOL, max_iter=NEWTON_MAX_ITER) -> SoftmaxLaplace:
-    """Mode of the softmax GP posterior by Newton's method (GPML Algorithm 3.3).
+    """Mode of the softmax GP posterior by Newton's method (GPML alg. 3.3).
 
     Parameters
     ----------
@@ -279,7 +281,7 @@ def posterior_point_blocks(K, state: SoftmaxLaplace) -> np.ndarray:
 
 
 def posterior_class_covariances(K, state: SoftmaxLaplace) -> np.ndarray:
-    """The diagonal class blocks V_cc of V = (K^-1 + W)^-1 (Cho eq. 12), shape (C, n, n)."""
+    """The diagonal class blocks V_cc of V = (K^-1 + W)^-1 (CKP eq. 12), shape (C, n, n)."""
     EK, G = _posterior_factors(K, state)
     return K - K @ EK + np.swapaxes(G, 1, 2) @ G
 
@@ -292,10 +294,10 @@ def _posterior_factors(K, state: SoftmaxLaplace):
 
 # ------------------------------------------------------------------ evidence gradient
 def evidence_gradient(X, covariance: SoftmaxCovariance, K, state: SoftmaxLaplace) -> np.ndarray:
-    """d log q(y | X, theta) / d log(param) for every group, shape (n_groups, p) (W&B app. B).
+    """d log q(y | X, theta) / d log(param) for every group, shape (n_groups, p) (W&B Appendix B).
 
     Explicit part: 1/2 a_c^T dK_c a_c - 1/2 tr(R_cc dK_c), R = (K + W^-1)^-1 (GPML eq. 5.23).
-    Implicit part: the mode moves by df = (I + K W)^-1 dK (y - pi) (W&B app. B), and
+    Implicit part: the mode moves by df = (I + K W)^-1 dK (y - pi) (W&B Appendix B), and
     d log q / d f_i^c = -1/2 tr(V dW/df_i^c) = s2[c, i]; so it adds u^T dK a with
     u = (I + W K)^-1 s2 = s2 - R K s2. One gradient contraction per group.
     """
@@ -327,8 +329,8 @@ def _mode_sensitivity(K, state: SoftmaxLaplace) -> np.ndarray:
 def latent_predictive(state: SoftmaxLaplace, cross, prior_variance, Y):
     """Mean (m, C) and covariance (m, C, C) of the latent values at m test points.
 
-    Cho eq. 25-26: mu_*^c = k_*^c^T (y^c - pi^c); eq. 28: Sigma_* = diag(k_**) - Q_*^T
-    (K + W^-1)^-1 Q_* with (K + W^-1)^-1 = E - E R S^-1 R^T E (W is singular, so eq. 28's
+    CKP eqs. 25-26: mu_*^c = k_*^c^T (y^c - pi^c); CKP eq. 28: Sigma_* = diag(k_**) - Q_*^T
+    (K + W^-1)^-1 Q_* with (K + W^-1)^-1 = E - E R S^-1 R^T E (W is singular, so CKP eq. 28's
     W^-1 is read through this identity). ``cross`` is K_c(X_*, X) of shape (C, m, n),
     ``prior_variance`` k_c(x_*, x_*) of shape (C, m).
     """
@@ -343,7 +345,7 @@ def latent_predictive(state: SoftmaxLaplace, cross, prior_variance, Y):
 
 
 def mc_class_probabilities(mean, cov, n_draws=1000, random_state=None) -> np.ndarray:
-    """E[softmax(f_*)] under N(mean, cov) by Monte Carlo (W&B sec. 4; Cho eqs. 23-29).
+    """E[softmax(f_*)] under N(mean, cov) by Monte Carlo (W&B sec. 4; CKP eqs. 23-29).
 
     One set of ``n_draws`` standard normal vectors is drawn and shared by all test points
     (common random numbers), so each point's estimate depends only on its own Gaussian and

@@ -1,4 +1,4 @@
-"""An O(n^2)-per-sweep chain for BGKM (ZDJ: Zhang, Dai & Jordan 2011, sec. 5): the ZDJ sec. 3.2
+"""An O(n^2)-per-sweep chain for BGKM (ZDJ: Zhang, Dai & Jordan 2011, ZDJ sec. 5): the ZDJ sec. 3.2
 sampler with every point active (gamma = all n), no gamma moves and a fixed kernel width.
 
 With gamma and theta fixed only eta and g change between sweeps, so one eigendecomposition of
@@ -14,7 +14,7 @@ Q^-1 = V diag(D) V' - r r'/rho, D = 1 / (1 + mu/g), r = V D b, rho = eta + b'D b
 (Q^-1)_ii = sum_j V_ij^2 D_j - r_i^2/rho and (Q^-1 s)_i = sum_j V_ij D_j a_j - r_i (r's)/rho:
 O(n) per point given a and r's, both updated in O(n) when s_i moves. s_i | s_-i is
 N(s_i - (Q^-1 s)_i / (Q^-1)_ii, 1 / (Q^-1)_ii) truncated to the sign of y_i, the same
-conditional as alg. 1's N((1 + r) K~_i b - r s_i, 1 + r); the sequential loop is the shared
+conditional as ZDJ alg. 1's N((1 + r) K~_i b - r s_i, 1 + r); the sequential loop is the shared
 :func:`gpcbench.mcmc.holmes_held.holmes_held` on an :class:`EigenState`.
 
 beta~ | s, eta, g ~ N(Upsilon^-1 K~'s, Upsilon^-1) (ZDJ eq. 9): in the coordinates (u, gamma),

@@ -1,4 +1,4 @@
-"""Brooks' (1998) CUSUM "hairiness" burn-in estimate (Zhang, Dai & Jordan 2011, Table 12).
+"""Brooks' (1998) CUSUM "hairiness" burn-in estimate (Zhang, Dai & Jordan 2011, ZDJ Table 12).
 
 For draws x_1..x_N with mean mu, the CUSUM path S_t = sum_{i<=t} (x_i - mu) has a local
 extremum at t exactly when x_t - mu and x_{t+1} - mu differ in sign; d_t = 1 marks one. For a
@@ -44,7 +44,7 @@ def brooks_burn_in(draws, thin: int = 1, level: float = 0.9, grid: int = 50) -> 
     thin : int, default=1
         Use every ``thin``-th draw; the result is scaled back to iterations.
     level : float, default=0.9
-        Coverage of the binomial bounds (the paper: 90 %).
+        Coverage of the binomial bounds (ZDJ: 90 %).
     grid : int, default=50
         Candidate burn-ins are multiples of 1/grid of the chain, up to its half.
 

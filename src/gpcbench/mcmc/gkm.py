@@ -7,12 +7,12 @@ beta~_gamma = (u, beta_gamma')' ~ N(0, Sigma_gamma^-1) with Sigma_gamma = diag(e
 (shape, rate), the Beta-Bernoulli prior (ZDJ eq. 10) on gamma and uniform priors on the kernel
 widths. K(x, x') = exp(-sum_l (x_l - x'_l)^2 / theta_l^2) (:mod:`gpcbench.mcmc.kernel`).
 K_gammagamma carries a jitter ``jitter * I`` wherever it appears (Sigma_gamma, the g update,
-SGPC's predictive), so that duplicated inputs (a singular K, the paper's Moore-Penrose case)
+SGPC's predictive), so that duplicated inputs (a singular K, ZDJ's Moore-Penrose case)
 keep the factors finite.
 
 One sweep (ZDJ sec. 3.2), all in :func:`run_chain` (numba, no Python per sweep):
 
-(a) s by Holmes & Held's marginal Gibbs update (ZDJ Appendix A, alg. 1) in whitened
+(a) s by Holmes & Held's marginal Gibbs update (ZDJ Appendix A, ZDJ alg. 1) in whitened
     coordinates (:mod:`gpcbench.mcmc.holmes_held`), then beta~ ~ N(Upsilon^-1 K~'s,
     Upsilon^-1) (ZDJ eq. 9): with Upsilon = L L' and z = L^-1 K~'s, beta~ = L'^-T (z + eps).
 (b) eta | u, g | beta_gamma by Gibbs (the two Gamma conditionals of ZDJ sec. 3.2); theta by

@@ -4,13 +4,13 @@ J classes, S = (K~ B~ + E) H (ZDJ eq. 13) with the centring H = I - 11'/J, so ev
 sums to zero and y_i = argmax_j s_ij; one active set gamma for all classes, B~'s columns
 independent N(0, Sigma_gamma^-1) with the shared eta, g. For any orthonormal basis V of the
 centred subspace, S V = K~ (B~V) + E V is J - 1 independent copies of the binary model
-(:mod:`gpcbench.mcmc.gkm`); hence (choices where the paper only says "apply sec. 3.2"):
+(:mod:`gpcbench.mcmc.gkm`); hence (choices where ZDJ only says "apply ZDJ sec. 3.2"):
 p(S | gamma) = prod of J - 1 ZDJ eq. 8 densities (|Q|^-(J-1)/2 exp(-tr S'Q^-1 S / 2)), used by
 the gamma and theta moves unchanged otherwise (``copies`` = J - 1); eta | u and g | B~H are the
 ZDJ sec. 3.2 Gamma conditionals with J - 1 contrasts (the class mean of B~ never enters S; its
 posterior is its prior); step (a) is Holmes-Held's marginal update applied to each row of S,
-N(mu_i, (1 + r) H) on the cone {s_iy_i > s_il}, sampled by one pass of the paper's univariate
-truncated normals (:func:`gpcbench.mcmc.holmes_held.cone_row`) -- the paper states them
+N(mu_i, (1 + r) H) on the cone {s_iy_i > s_il}, sampled by one pass of ZDJ's univariate
+truncated normals (:func:`gpcbench.mcmc.holmes_held.cone_row`) -- ZDJ states them
 conditionally on beta (variance 1); here beta~ is integrated out as in ZDJ sec. 3.2's step (a).
 Predictions: the probit argmax probability by Gauss-Hermite quadrature
 (:func:`argmax_probability`).

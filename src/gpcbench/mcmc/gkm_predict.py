@@ -3,8 +3,8 @@
 * FBGKM / BGKM: p(y* = 1) ~ 1/T sum_t Phi(u_t + k_gamma(x*)' beta_gamma,t);
 * SGPC (ZDJ sec. 4.2): s* ~ N(m_t, v_t) given (s, gamma, u) with
   m_t = u + k*' P^-1 K_gamma'(s - u 1), v_t = 1 + k*' P^-1 k*, P = g K_gammagamma + K_gamma'K_gamma
-  (the paper's expressions after Woodbury); p(y* = 1) averages P(s* > 0) = Phi(m_t / sqrt(v_t)),
-  the probability of the paper's draw of s* being positive (its Rao-Blackwellised value).
+  (ZDJ's expressions after Woodbury); p(y* = 1) averages P(s* > 0) = Phi(m_t / sqrt(v_t)),
+  the probability of ZDJ's draw of s* being positive (its Rao-Blackwellised value).
 * More than two classes (ZDJ sec. 6.2): centred class scores f = B~H' k~(x*) per kept draw, and
   p(y* = j) averages the probit argmax probability P(f_j + e_j > f_l + e_l, l != j)
   (:func:`gpcbench.mcmc.gkm_multiclass.argmax_probability`, 48-node Gauss-Hermite); SGPC uses

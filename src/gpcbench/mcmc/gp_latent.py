@@ -1,6 +1,6 @@
 """Fully MCMC Gaussian-process classification: latent values and hyperparameters sampled jointly.
 
-Neal's method as run by Williams & Barber (1998, section 3.3 and Appendix E): the Markov chain
+Neal's method as run by Williams & Barber (1998, W&B sec. 3.3 and W&B Appendix E): the Markov chain
 alternates (i) updates of the latent values F given the log hyperparameters x and the labels,
 and (ii) Hybrid Monte Carlo updates of x given F. One *sweep* here is ``n_latent_updates``
 latent updates followed by one HMC trajectory (fbm's ``scan-values N`` + ``heatbath`` +
@@ -27,7 +27,7 @@ Neal's fbm; the likelihood does not enter it at all. (The whitened form F = L(x)
 mixes better when the data say little about F, but its gradient needs dL/dx and a likelihood
 evaluation per leapfrog step.)
 
-The prior covariance is eq. 13 of Kim & Ghahramani (2006) (:class:`Covariance`) plus a fixed
+The prior covariance is K&G eq. 13 (Kim & Ghahramani 2006; :class:`Covariance`) plus a fixed
 ``jitter`` on the diagonal: Neal's set-up (W&B Appendix E) uses 0.1 "to improve the
 conditioning of the covariance matrix". K(x) + jitter I is factorised once per distinct x:
 the factors of the chain's current point and of the last point evaluated are cached, so a
@@ -62,7 +62,7 @@ def binary_log_likelihood(name, y):
 
 
 def softmax_log_likelihood(labels):
-    """F -> sum_i log softmax(F[:, i])[labels_i], labels in 0..J-1 (W&B section 4)."""
+    """F -> sum_i log softmax(F[:, i])[labels_i], labels in 0..J-1 (W&B sec. 4)."""
     Y = np.eye(int(labels.max()) + 1)[labels].T  # one-hot, (J, n)
     return lambda F: likelihoods.softmax_log_likelihood(F, Y)
 
@@ -113,7 +113,7 @@ class HyperConditional:
     groups : array of int of shape (J,)
         groups[j] = which covariance latent function j uses (all 0 = one shared covariance).
     prior : GaussianLogPrior
-        Independent N(-3, 3^2) priors on each log hyperparameter by default (W&B section 5).
+        Independent N(-3, 3^2) priors on each log hyperparameter by default (W&B sec. 5).
     jitter : float
         Added to the diagonal of every K (W&B Appendix E: 0.1 in Neal's set-up).
     latents : array of shape (J, n)
@@ -322,7 +322,7 @@ def observed_class_probabilities(latents, labels, likelihood_name) -> np.ndarray
 def predictive_probabilities(conditional: HyperConditional, samples, latents, X_test,
                              likelihood_name, draws) -> np.ndarray:
     """Class probabilities at X_test, shape (m, max(J, 2)), averaged over the draws (x, F)
-    (W&B eq. 7 / sec. 4): for each, the GP conditional of the test latents
+    (W&B eq. 7 / W&B sec. 4): for each, the GP conditional of the test latents
     (:meth:`HyperConditional.test_latents`) integrated against the likelihood, exactly
     (probit) or by the erf expansion (logistic) when J = 1, else by the softmax over the
     common standard normal ``draws`` of shape (n_draws, J, 1)."""

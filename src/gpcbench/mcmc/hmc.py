@@ -1,8 +1,8 @@
-"""Hybrid (Hamiltonian) Monte Carlo, as in Williams & Barber (1998) Appendix D.
+"""Hybrid (Hamiltonian) Monte Carlo, as in Williams & Barber (1998), W&B Appendix D.
 
 Generic over the target: ``log_density_and_gradient(x) -> (log p(x), d log p / dx)`` up to a
 constant, with x a real vector. The potential energy is E = -log p, the kinetic energy
-|p|^2 / 2 with unit masses (the same step size for every parameter, W&B section 5); a
+|p|^2 / 2 with unit masses (the same step size for every parameter, W&B sec. 5); a
 trajectory of ``n_leapfrog`` leapfrog steps of size ``step_size`` is accepted by the Metropolis
 rule on H = E + |p|^2 / 2, and the momenta are redrawn (Gibbs) before each trajectory. A
 non-finite log density anywhere on the trajectory rejects it.

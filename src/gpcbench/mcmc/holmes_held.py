@@ -1,5 +1,5 @@
 """Step (a) of ZDJ sec. 3.2: Holmes & Held's (2006) marginal update of the probit auxiliaries,
-ZDJ Appendix A, alg. 1, one shared sequential loop for FBGKM, SGPC and BGKM, binary and
+ZDJ Appendix A, ZDJ alg. 1, one shared sequential loop for FBGKM, SGPC and BGKM, binary and
 multiclass.
 
 The auxiliary matrix S (m, n) has one column per point (m = 1: the binary s; m = J: the
@@ -12,9 +12,9 @@ differs between the chains: a named tuple ``state``, for whose type :func:`condi
 (S[:, i]'s leave-one-out mean and sd) and :func:`update` (S[j, i]'s new value into S and the
 state) are implemented (``numba.extending.overload``, chosen when the chain is compiled):
 
-* :class:`WhitenedState` (FBGKM and SGPC): with Upsilon = L L' (ZDJ eq. 9), W = L^-1 K~' and Z[j] = L^-1 K~'s_j, alg. 1's mean (1 + r) K~_i b - r s_i and
+* :class:`WhitenedState` (FBGKM and SGPC): with Upsilon = L L' (ZDJ eq. 9), W = L^-1 K~' and Z[j] = L^-1 K~'s_j, ZDJ alg. 1's mean (1 + r) K~_i b - r s_i and
   variance 1 + r read mu_ij = (1 + r) w_i'Z[j] - r s_ij, r = H_ii / (1 - H_ii), H_ii = |w_i|^2,
-  and alg. 1's b <- b + (s_i - a) A(:, i) becomes Z[j] <- Z[j] + delta_j w_i; so no n x n
+  and ZDJ alg. 1's b <- b + (s_i - a) A(:, i) becomes Z[j] <- Z[j] + delta_j w_i; so no n x n
   matrix is formed. W is formed once per sweep by one BLAS-3 triangular solve (:func:`whiten`).
 * BGKM's eigenbasis form, :class:`gpcbench.mcmc.bgkm.EigenState`.
 """
@@ -62,7 +62,7 @@ def cone_row(mu, sd, c, s_row, x):
     H = I - 11'/J) restricted to the cone {s_ic > s_il, l != c} (ZDJ sec. 6.2).
 
     The cone is invariant along 1, so x = s_i + xi 1 with a fresh xi ~ N(0, sd^2 / J) has
-    the conditional N(mu, sd^2 I) on the cone, whose coordinates are the paper's univariate
+    the conditional N(mu, sd^2 I) on the cone, whose coordinates are ZDJ's univariate
     truncated normals: x_c > max_{l != c} x_l, then every x_l < x_c given x_c (one Gibbs pass,
     the x_l are conditionally independent given x_c). s_i <- H x. A Markov kernel that leaves
     the row's conditional invariant, not an independent draw.
@@ -109,7 +109,7 @@ def is_state(state, cls) -> bool:
 
 @njit(cache=True)
 def holmes_held(state, S, y, mu, row, x):
-    """ZDJ Appendix A, alg. 1 over every point in turn (see the module docstring).
+    """ZDJ Appendix A, ZDJ alg. 1 over every point in turn (see the module docstring).
 
     Parameters
     ----------
@@ -134,7 +134,7 @@ def holmes_held(state, S, y, mu, row, x):
 @njit(cache=True)
 def whiten(Kt, k1, L, W):
     """W[i, :k1] = L^-1 K~_i' for every point i (one triangular solve, BLAS-3); ZDJ
-    Appendix A's leverage H(i, i) = |W[i, :k1]|^2."""
+    ZDJ Appendix A's leverage H(i, i) = |W[i, :k1]|^2."""
     n = Kt.shape[0]
     W[:, :k1] = Kt[:, :k1]
     solve_lower_rows(L, k1, W, n)
@@ -142,7 +142,7 @@ def whiten(Kt, k1, L, W):
 
 @overload(conditional)
 def _whitened_conditional(state, i, S, mu):
-    """Alg. 1's mean and sd of S[:, i] in whitened coordinates."""
+    """ZDJ alg. 1's mean and sd of S[:, i] in whitened coordinates."""
     if not is_state(state, WhitenedState):
         return None
 
@@ -159,7 +159,7 @@ def _whitened_conditional(state, i, S, mu):
 
 @overload(update)
 def _whitened_update(state, S, i, j, value):
-    """Alg. 1's b_j <- b_j + (s_ij - a) A(:, i), whitened: Z[j] += delta w_i."""
+    """ZDJ alg. 1's b_j <- b_j + (s_ij - a) A(:, i), whitened: Z[j] += delta w_i."""
     if not is_state(state, WhitenedState):
         return None
 

@@ -115,7 +115,7 @@ def gamma_move(X, w, S, ss, Kt, G, Kgg, act, pos, k, k_max, eta, g, L, LK, C, Z,
     proposal's buffers; ``hyper`` = (a_alpha, b_alpha, jitter, copies), ``copies`` the number
     of independent N(0, Q_gamma) columns
     (:func:`gpcbench.mcmc.active_set.log_marginal_cols`). The move probabilities
-    and the prior / proposal ratios are ZDJ sec. 3.2's for either model (sec. 6.2 shares
+    and the prior / proposal ratios are ZDJ sec. 3.2's for either model (ZDJ sec. 6.2 shares
     gamma across the classes).
     """
     n = X.shape[0]

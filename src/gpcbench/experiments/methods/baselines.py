@@ -1,4 +1,4 @@
-"""LDA, 1-NN and k-NN rows of the papers' tables (Kim & Ghahramani footnote 17).
+"""LDA, 1-NN and k-NN rows of the papers' tables (K&G footnote 17).
 
 Factories import their estimators lazily, so a fold job loads only its own method's code.
 """

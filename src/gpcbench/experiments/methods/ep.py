@@ -1,10 +1,10 @@
-"""GPC-EP rows of Kim & Ghahramani (2006) Tables 1, 2, 4 and 5, and SVM-EP(s,soft).
+"""GPC-EP rows of Kim & Ghahramani (2006), K&G Tables 1, 2, 4 and 5, and SVM-EP(s,soft).
 
-Warm starts follow footnote 11 as pipeline dependencies (``upstream``), not recomputation:
-GPC-EP(s,*) on fold k starts from its own fold k-1 result (fold 0 from the paper's values);
+Warm starts follow K&G footnote 11 as pipeline dependencies (``upstream``), not recomputation:
+GPC-EP(s,*) on fold k starts from its own fold k-1 result (fold 0 from K&G's values);
 GPC-EP(m,soft) starts from GPC-EP(s,soft) on the same fold; SVM-EP(s,soft) uses the covariance
 GPC-EP(s,soft) learned on the same fold, without theta2. ``warm_start: false`` in the method's
-options starts every fold from the paper's values instead.
+options starts every fold from K&G's values instead.
 """
 
 from gpcbench.experiments.options import EP, SVM
@@ -27,7 +27,7 @@ def discrete_mask(ctx):
 
 
 def warm_started(ctx, method, name, s_soft, defaults=(), **fixed):
-    """The GPC-EP variant ``name`` started by footnote 11 from ``method``'s previous fold or
+    """The GPC-EP variant ``name`` started by K&G footnote 11 from ``method``'s previous fold or
     the (s,soft) method ``s_soft`` on this fold; ``defaults`` are estimator options the
     method's options override, ``fixed`` ones they cannot."""
     from gpcbench.estimators.ep import gpc_ep_variant

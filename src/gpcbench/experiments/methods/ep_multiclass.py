@@ -1,11 +1,11 @@
-"""GPC-EP rows of Kim & Ghahramani (2006) Table 7: multiclass EM-EP (section 4.3).
+"""GPC-EP rows of Kim & Ghahramani (2006), K&G Table 7: multiclass EM-EP (K&G sec. 4.3).
 
-The protocol is the binary one (section 3.5.2, footnote 11) on the class differences:
-GPC-EP(s,soft) on fold k starts from its own fold k-1 result (fold 0 from the paper's values),
-GPC-EP(m,soft) from GPC-EP(s,soft) on the same fold; labels by eq. 54, the rule of the paper's
-Table 7. The ``-eq53`` and ``-probability`` rows show the other label rules on the same fold:
-one EP run at the hyperparameters the eq. 54 row learned (an upstream dependency, as for
-SVM-EP), labelled by eqs. 52-53 or by the largest class probability of eq. 50.
+The protocol is the binary one (K&G sec. 3.5.2, K&G footnote 11) on the class differences:
+GPC-EP(s,soft) on fold k starts from its own fold k-1 result (fold 0 from K&G's values),
+GPC-EP(m,soft) from GPC-EP(s,soft) on the same fold; labels by K&G eq. 54, the rule of K&G's
+K&G Table 7. The ``-eq53`` and ``-probability`` rows show the other label rules on the same fold:
+one EP run at the hyperparameters the K&G eq. 54 row learned (an upstream dependency, as for
+SVM-EP), labelled by K&G eqs. 52-53 or by the largest class probability of K&G eq. 50.
 """
 
 from gpcbench.experiments.methods.ep import (
@@ -18,7 +18,7 @@ from gpcbench.experiments.options import EP_MULTICLASS
 from gpcbench.experiments.registry import MethodSpec, register
 
 MULTICLASS_VARIANTS = {"gpc-ep-mc-s-soft": "GPC-EP(s,soft)", "gpc-ep-mc-m-soft": "GPC-EP(m,soft)"}
-#: Label rules besides the paper's eq. 54, and how their rows are printed.
+#: Label rules besides K&G eq. 54, and how their rows are printed.
 OTHER_RULES = {"eq53": "eq. 53 labels", "probability": "eq. 50 probabilities"}
 
 

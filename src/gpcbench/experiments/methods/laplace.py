@@ -1,11 +1,12 @@
-"""Laplace GPC rows: Williams & Barber (1998) Tables 1-2 and Kim & Ghahramani (2006) GPC-L(m,soft).
+"""Laplace GPC rows: Williams & Barber (1998), W&B Tables 1-2, and Kim & Ghahramani (2006)
+GPC-L(m,soft).
 
 All use W&B's model: logistic likelihood, one inverse lengthscale per feature (ARD), no latent
 noise (theta2 = 0), independent N(-3, 3^2) priors on the log hyperparameters and W&B's initial
 values (log v0 = 0, log w_l = -2, log theta1 at the prior mean -3). GPC-L(m,soft) is the same
-MPL fit under Kim & Ghahramani's label: Laplace's method of [3] with an optimisation scheme for
+MPL fit under K&G's label: Laplace's method of [3] with an optimisation scheme for
 the hyperparameters, multiple lengthscales and a soft (sigmoid) boundary (their text after
-Table 5). The config's method options are passed to the estimator (e.g. n_samples, n_leapfrog).
+K&G Table 5). The config's method options are passed to the estimator (e.g. n_samples, n_leapfrog).
 """
 
 from gpcbench.experiments.options import LAPLACE

@@ -1,9 +1,10 @@
-"""Softmax Laplace rows: Williams & Barber (1998) Table 3 and Cho, Kim & Park (2015) sec. 5.
+"""Softmax Laplace rows: Williams & Barber (1998), W&B Table 3, and Cho, Kim & Park (2015),
+CKP sec. 5.
 
 * ``gpc-softmax-laplace-mpl``: W&B's multiclass GP, "Gaussian Process (LA, MPL)" in their
-  Table 3: one ARD covariance per class (sec. 4), log w_l started at -2 and log v0 at 0,
-  maximum penalised likelihood with N(-3, 3^2) priors on the log hyperparameters (sec. 5).
-* ``gpc-laplace-em``: Cho et al.'s Laplace-EM (per-class covariances, eq. 3; one shared
+  W&B Table 3: one ARD covariance per class (W&B sec. 4), log w_l started at -2 and log v0 at 0,
+  maximum penalised likelihood with N(-3, 3^2) priors on the log hyperparameters (W&B sec. 5).
+* ``gpc-laplace-em``: CKP's Laplace-EM (per-class covariances, CKP eq. 3; one shared
   inverse lengthscale per class, as their two-parameter Theta^c suggests), same start.
 
 Both predict by averaging the softmax over 1000 draws seeded by the fold's seed. Options

@@ -1,6 +1,7 @@
-"""Fully MCMC GPC row "Gaussian Process (Neal's method)" of Williams & Barber (1998), Tables 1-3.
+"""Fully MCMC GPC row "Gaussian Process (Neal's method)" of Williams & Barber (1998),
+W&B Tables 1-3.
 
-W&B ran Neal's fbm code (Appendix E); here the same model class is sampled by
+W&B ran Neal's fbm code (W&B Appendix E); here the same model class is sampled by
 :class:`~gpcbench.estimators.mcmc_gpc.MCMCGaussianProcessClassifier`: logistic likelihood
 (softmax for glass, one latent function per class with shared hyperparameters as in Neal's
 code), one inverse lengthscale per feature, no latent noise, Neal's jitter 0.1, W&B's

@@ -1,4 +1,4 @@
-"""SVM rows of Kim & Ghahramani (2006) Tables 4, 5 and 7, and scikit-learn's Laplace GPC.
+"""SVM rows of Kim & Ghahramani (2006), K&G Tables 4, 5 and 7, and scikit-learn's Laplace GPC.
 
 Factories import their estimators lazily, so a fold job loads only its own method's code.
 """

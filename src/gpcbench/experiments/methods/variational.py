@@ -1,9 +1,9 @@
-"""GPC-VL(m,soft) and GPC-VU(m,soft) rows of Kim & Ghahramani (2006) Tables 1, 4 and 5.
+"""GPC-VL(m,soft) and GPC-VU(m,soft) rows of Kim & Ghahramani (2006), K&G Tables 1, 4 and 5.
 
-Gibbs & MacKay's (2000) variational classifiers with the section 3.5.2 covariance: ARD
+Gibbs & MacKay's (2000) variational classifiers with the K&G sec. 3.5.2 covariance: ARD
 (l_m = 1/sigma_m^2), no latent noise theta2, hyperparameters maximising the lower bound; the
-rows differ in the bound that infers the latent values. The paper gives no initial values for
-these rows, so every GPC-VL fold starts from footnote 11's (theta0 = 1, theta1 = 1e-4,
+rows differ in the bound that infers the latent values. K&G gives no initial values for
+these rows, so every GPC-VL fold starts from K&G footnote 11's (theta0 = 1, theta1 = 1e-4,
 l_m = 0.05); GPC-VU takes the hyperparameters GPC-VL learned on the same fold (an upstream
 dependency: the same optimum, computed once).
 """

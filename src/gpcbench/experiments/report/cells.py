@@ -180,7 +180,7 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
                                         "n_ok", "n_folds", "n_expected", "n_undefined",
                                         "n_test", "failures"])
-    # rows: the paper's methods in its order, then ours that it does not print, in config order
+    # rows: the published table's methods in its order, then ours it does not print, in config order
     order = list(dict.fromkeys([*published["method"], *cells["method"]]))
     cells = cells.merge(published, on=["entry", "method"], how="outer")
     cells["row"] = cells["method"].map({method: i for i, method in enumerate(order)})

@@ -125,7 +125,7 @@ class DecisionRegions:
 
 def decision_regions(spec: dict, entry: str, folds: pd.DataFrame, data, split: dict,
                      standardize_inputs: bool, grid_size: int = 150) -> DecisionRegions:
-    """CKP fig. 1(c): the class a softmax Laplace method predicts over a grid of the entry's
+    """CKP Fig. 1(c): the class a softmax Laplace method predicts over a grid of the entry's
     two-feature data set (``data``, a :class:`~gpcbench.data.dataset.Dataset`), refitted on
     one fold's training rows (``split``, the split file's content) at the hyperparameters the
     fold recorded, without learning (:func:`softmax_laplace_predict`)."""

@@ -74,7 +74,7 @@ def write_relevance_figure(spec: dict, bars: dict, names: dict, path: Path):
 
 
 def write_hmc_relevance_figure(spec: dict, summaries: dict, names: dict, path: Path):
-    """W&B fig. 2: per feature, the log of a per-feature hyperparameter (default the ARD
+    """W&B Fig. 2: per feature, the log of a per-feature hyperparameter (default the ARD
     weight w_l = inverse lengthscale) of one fold: posterior mean ± one s.d. of a sampler
     (circles) beside point estimates (squares), one panel per data set (``summaries``: data
     set -> :func:`~gpcbench.experiments.report.figure_data.hmc_relevance`)."""
@@ -105,7 +105,7 @@ def write_hmc_relevance_figure(spec: dict, summaries: dict, names: dict, path: P
 
 
 def write_decision_regions_figure(spec: dict, regions: DecisionRegions, path: Path):
-    """CKP fig. 1(c): the refitted classes over the grid, the training points and the
+    """CKP Fig. 1(c): the refitted classes over the grid, the training points and the
     misclassified test points; the title gives the refit's test error beside the fold
     record's (they agree up to the Laplace mode's tolerance)."""
     plt = pyplot()
