@@ -1,12 +1,12 @@
 """EP estimators (scikit-learn API), composed from the covariance, likelihood, inference and
 learning modules (a thin layer: no numerics here). Import them from :mod:`gpcbench.models`.
 
-* :class:`EPGaussianProcessClassifier`: binary GPC with the covariance of eq. 13, the noisy
-  threshold likelihood of eq. 10, EP inference (eqs. 16-23), EM-EP hyperparameter learning
-  (section 3.3) and predictions by eqs. 24-25 (Kim & Ghahramani 2006).
+* :class:`EPGaussianProcessClassifier`: binary GPC with the covariance of K&G eq. 13, the noisy
+  threshold likelihood of K&G eq. 10, EP inference (K&G eqs. 16-23), EM-EP hyperparameter learning
+  (K&G sec. 3.3) and predictions by K&G eqs. 24-25 (Kim & Ghahramani 2006).
 * :class:`EPGaussianProcessRegressor`: the same machinery with a Gaussian site, i.e. GP
-  regression, where EP is exact (Rodrigues 2014, section 4).
-* :func:`gpc_ep_variant`: an estimator configured as one of the paper's GPC-EP variants.
+  regression, where EP is exact (Rodrigues sec. 4).
+* :func:`gpc_ep_variant`: an estimator configured as one of K&G's GPC-EP variants.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
 from gpcbench.monitor import warn_at_cap
 
-#: Hyperparameter learning schemes: "em" is K&G's EM-EP (sec. 3.3), "lbfgs" maximises log Z_EP
+#: Hyperparameter learning schemes: "em" is K&G's EM-EP (K&G sec. 3.3), "lbfgs" maximises log Z_EP
 #: directly with its exact gradient (K&G Theorem 1; :mod:`gpcbench.learning.evidence_lbfgs`).
 OPTIMIZERS = ("lbfgs", "em")
 
@@ -86,7 +86,7 @@ class EPGaussianProcessBase(Eq13Estimator):
         return self
 
     def _latent(self, X):
-        """Latent predictive mean and variance at X (eq. 24)."""
+        """Latent predictive mean and variance at X (K&G eq. 24)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         cross = self.covariance_(X, self.X_train_)
@@ -97,26 +97,26 @@ class EPGaussianProcessBase(Eq13Estimator):
 class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcessBase):
     """Binary Gaussian process classifier with EP inference and EM-EP learning.
 
-    The prior covariance is eq. 13 of Kim & Ghahramani (2006) and the likelihood eq. 10,
-    epsilon + (1 - 2 epsilon) H(y f). The defaults are the paper's GPC-EP(s,soft) with the
-    initial values of footnote 11 and epsilon = 0 (footnote 12); theta2 > 0 with epsilon = 0
+    The prior covariance is K&G eq. 13 of Kim & Ghahramani (2006) and the likelihood K&G eq. 10,
+    epsilon + (1 - 2 epsilon) H(y f). The defaults are K&G's GPC-EP(s,soft) with the
+    initial values of K&G footnote 11 and epsilon = 0 (K&G footnote 12); theta2 > 0 with epsilon = 0
     makes the threshold a probit of variance theta2 (a "soft" boundary).
 
     Parameters
     ----------
     {covariance_parameters}
     epsilon : float in [0, 0.5), default=0.0
-        Labelling-error probability of eq. 10.
+        Labelling-error probability of K&G eq. 10.
     learn_hyperparameters : bool or collection of str, default=True
         True learns theta0, theta1, theta2 and the inverse lengthscales by EM-EP (epsilon stays
-        fixed, as in the paper); False keeps all values; a collection names the learned ones
+        fixed, as in K&G); False keeps all values; a collection names the learned ones
         among ``"theta0", "theta1", "theta2", "inverse_lengthscale", "epsilon"``.
     ep_schedule : {"sequential", "parallel"}, default="sequential"
         EP site-update schedule (see :mod:`gpcbench.inference.ep`).
     optimizer : {"lbfgs", "em"}, default="lbfgs"
         How hyperparameters are learned: "lbfgs" maximises the EP log evidence directly by
         L-BFGS-B with its exact gradient (K&G Theorem 1), EP warm-started at every step;
-        "em" is the paper's EM-EP (sec. 3.3). Both maximise the same log Z_EP and stop by
+        "em" is K&G's EM-EP (K&G sec. 3.3). Both maximise the same log Z_EP and stop by
         the same rule (:mod:`gpcbench.learning.stopping`); "em" is several times slower.
     max_iter : int, default=200
         Maximum number of L-BFGS-B or EM iterations; stopping there warns
@@ -129,11 +129,12 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        Class labels; ``classes_[1]`` is the positive class (y = +1 of the paper).
+        Class labels; ``classes_[1]`` is the positive class (y = +1 of K&G).
     hyperparameters_ : dict
         Fitted theta0, theta1, theta2, inverse_lengthscale (float or list) and epsilon.
     log_evidence_ : float
-        EP log Z (eq. 23) at the final hyperparameters; alias ``log_marginal_likelihood_value_``.
+        EP log Z (K&G eq. 23) at the final hyperparameters; alias
+        ``log_marginal_likelihood_value_``.
     trace_ : list of dict
         One entry per iteration (E-step or L-BFGS-B step): iteration, log_evidence,
         lower_bound F, lower_bound_prior, m_step_gain (these three None for "lbfgs"),
@@ -176,7 +177,7 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
         return self._fit_targets(X, signs, NoisyThresholdLikelihood(self.epsilon))
 
     def decision_function(self, X):
-        """The argument of Phi in eq. 25, E[f~] / sqrt(Var[f~]) (plus any probit variance).
+        """The argument of Phi in K&G eq. 25: E[f~] / sqrt(Var[f~]) (plus any probit variance).
 
         Its sign is that of the latent mean k^T C^-1 h, so positive means ``classes_[1]``, and
         it orders points exactly as ``predict_proba[:, 1]`` does.
@@ -185,14 +186,14 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
         return self.likelihood_.decision_value(mean, variance)
 
     def predict_proba(self, X):
-        """Class probabilities by eq. 25 (the test label is assumed free of labelling error)."""
+        """Class probabilities by K&G eq. 25 (the test label is assumed free of labelling error)."""
         mean, variance = self._latent(X)
         positive = self.likelihood_.predictive_probability(mean, variance)
         negative = self.likelihood_.predictive_probability(-mean, variance)
         return np.column_stack([negative, positive])
 
     def predict(self, X):
-        """sgn(E[f~]) mapped to ``classes_`` (text after eq. 26)."""
+        """sgn(E[f~]) mapped to ``classes_`` (text after K&G eq. 26)."""
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
@@ -200,14 +201,14 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
 class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
     """Gaussian process regression through the EP machinery with a Gaussian site.
 
-    EP is exact here (Rodrigues 2014, section 4): after one sweep the posterior and log Z are
-    the closed-form GP regression ones (eq. 39). Hyperparameters are learned by the same EM
-    loop (the M-step of the noise variance is closed form).
+    EP is exact here (Rodrigues sec. 4): after one sweep the posterior and log Z are the
+    closed-form GP regression ones (Rodrigues eq. 39). Hyperparameters are learned as for the
+    classifier (``optimizer``; EM's M-step of the noise variance is closed form).
 
     Parameters
     ----------
     theta0, theta1, theta2, inverse_lengthscale, ard, discrete_features
-        As for :class:`EPGaussianProcessClassifier` (eq. 13). theta2 defaults to a fixed jitter
+        As for :class:`EPGaussianProcessClassifier` (K&G eq. 13). theta2 defaults to a fixed jitter
         of 1e-6 (the noise is the likelihood's), which keeps C positive definite for the
         M-step when inputs are duplicated.
     noise_variance : float, default=0.1
@@ -222,7 +223,7 @@ class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
     hyperparameters_ : dict
         Fitted theta0, theta1, theta2, inverse_lengthscale and noise_variance.
     log_evidence_ : float
-        log N(y | 0, C + sigma^2 I) at the final hyperparameters (eq. 39); alias
+        log N(y | 0, C + sigma^2 I) at the final hyperparameters (Rodrigues eq. 39); alias
         ``log_marginal_likelihood_value_``.
     trace_, convergence_trace_, converged_, n_iter_, covariance_, likelihood_, ep_, X_train_,
     n_features_in_
@@ -243,26 +244,28 @@ class EPGaussianProcessRegressor(RegressorMixin, EPGaussianProcessBase):
         return self._fit_targets(X, y.astype(float), GaussianLikelihood(self.noise_variance))
 
     def predict(self, X, return_std=False):
-        """Posterior mean of f at X; with ``return_std`` also its standard deviation (eq. 24)."""
+        """Posterior mean of f at X; with ``return_std`` also its standard deviation
+        (K&G eq. 24)."""
         mean, variance = self._latent(X)
         return (mean, np.sqrt(variance)) if return_std else mean
 
 
 def gpc_ep_variant(name: str, init: dict | None = None, *,
                    classifier=EPGaussianProcessClassifier, **options):
-    """A GPC-EP classifier configured as a variant of Tables 4, 5 and 7.
+    """A GPC-EP classifier configured as a variant of K&G Tables 4, 5 and 7.
 
     Parameters
     ----------
     name : {"GPC-EP(s,hard)", "GPC-EP(s,soft)", "GPC-EP(m,soft)"}
     init : dict, optional
         Starting hyperparameters, normally from
-        :func:`~gpcbench.learning.em_ep.initial_hyperparameters` (footnote 11: the previous
+        :func:`~gpcbench.learning.em_ep.initial_hyperparameters` (K&G footnote 11: the previous
         fold's ``hyperparameters_``, or for (m,soft) the same fold's (s,soft) result). Default:
-        the paper's first-fold values (required explicitly for (m,soft)).
+        K&G's first-fold values (required explicitly for (m,soft)).
     classifier : class, default=EPGaussianProcessClassifier
         The estimator to configure, e.g.
-        :class:`~gpcbench.estimators.ep_multiclass.MulticlassEPGaussianProcessClassifier` for Table 7.
+        :class:`~gpcbench.estimators.ep_multiclass.MulticlassEPGaussianProcessClassifier` for
+        K&G Table 7.
     **options
         Further constructor arguments (ep_schedule, max_iter, tol, ...).
     """

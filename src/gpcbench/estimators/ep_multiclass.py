@@ -1,9 +1,9 @@
 """Multiclass EP GP classifier in the class-difference formulation of Kim & Ghahramani (2006),
-section 4.2 (scikit-learn API); import it from :mod:`gpcbench.models`.
+K&G sec. 4.2 (scikit-learn API); import it from :mod:`gpcbench.models`.
 
 A thin layer over the binary EP estimators' fitting logic
 (:class:`~gpcbench.estimators.ep.EPGaussianProcessBase`) with the prior of K&G eq. 43 and the
-predictions of eqs. 50-54, both in :mod:`gpcbench.inference.ep_multiclass`.
+predictions of K&G eqs. 50-54, both in :mod:`gpcbench.inference.ep_multiclass`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ PREDICTION_RULES = ("probability", "eq54", "eq53")
 
 
 class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBase):
-    """Multiclass GPC with EP and EM-EP in the class-difference formulation (section 4.2).
+    """Multiclass GPC with EP and EM-EP in the class-difference formulation (K&G sec. 4.2).
 
     Parameters
     ----------
@@ -40,8 +40,8 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBa
         covariance c shared by the J latent functions (K&G eq. 43). ``epsilon`` is put on every
         difference site (:mod:`gpcbench.inference.ep_multiclass`).
     prediction_rule : {"probability", "eq54", "eq53"}, default="probability"
-        The label ``predict`` returns: the most probable class under eq. 50, or the paper's
-        rule of eq. 54 (used for its Table 7) or of eqs. 52-53.
+        The label ``predict`` returns: the most probable class under K&G eq. 50, or K&G's
+        rule of K&G eq. 54 (used for its K&G Table 7) or of K&G eqs. 52-53.
     random_state : int, Generator or None, default=None
         Seeds the quasi-random Genz integration of the class probabilities (J > 2).
 
@@ -52,7 +52,7 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBa
     n_features_in_
         As for the binary classifier; ``ep_`` holds the n(J-1) difference sites.
     covariance_ : ClassDifferenceCovariance
-        Eq. 43 over the fitted base covariance (``covariance_.base``).
+        K&G eq. 43 over the fitted base covariance (``covariance_.base``).
     """
 
     _default_learn = COVARIANCE_NAMES
@@ -77,14 +77,14 @@ class MulticlassEPGaussianProcessClassifier(ClassifierMixin, EPGaussianProcessBa
         return self._fit_targets(X, sites, NoisyThresholdLikelihood(self.epsilon))
 
     def latent_predictive(self, X):
-        """Mean (m, J) and covariance (m, J, J) of the latent values at X (eqs. 51-52)."""
+        """Mean (m, J) and covariance (m, J, J) of the latent values at X (K&G eqs. 51-52)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         base = self.covariance_.base
         return latent_predictive(self.ep_, self.covariance_, base(X, self.X_train_), base.diag(X))
 
     def predict_proba(self, X):
-        """Class probabilities of eq. 50 (orthant probabilities, normalised over classes)."""
+        """Class probabilities of K&G eq. 50 (orthant probabilities, normalised over classes)."""
         mean, cov = self.latent_predictive(X)
         return class_probabilities(mean, cov, self.random_state)
 

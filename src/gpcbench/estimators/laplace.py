@@ -1,9 +1,9 @@
 """Laplace GP classifier of Williams & Barber (1998) (scikit-learn API). Import it from
 :mod:`gpcbench.models`.
 
-A thin layer over :mod:`gpcbench.inference.laplace` (mode, eq. 9 evidence, Appendix B
+A thin layer over :mod:`gpcbench.inference.laplace` (mode, W&B eq. 9 evidence, W&B Appendix B
 gradient), :mod:`gpcbench.learning.mpl` (penalised likelihood / hyperparameter posterior) and
-:mod:`gpcbench.mcmc.hmc` (Appendix D); no numerics here.
+:mod:`gpcbench.mcmc.hmc` (W&B Appendix D); no numerics here.
 """
 
 from __future__ import annotations
@@ -33,19 +33,19 @@ from gpcbench.mcmc import hmc
 from gpcbench.mcmc.diagnostics import summarize
 
 LEARNING = ("mpl", "hmc", "fixed")
-#: W&B section 5 learn v0, the offset and the w_l; theta2 (latent noise) is not in their model.
+#: W&B sec. 5 learn v0, the offset and the w_l; theta2 (latent noise) is not in their model.
 WB_LEARNED = ("theta0", "theta1", "inverse_lengthscale")
 
 
 @document_covariance
 class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimator):
-    """Binary GP classifier with Laplace's approximation (Williams & Barber 1998, section 3).
+    """Binary GP classifier with Laplace's approximation (Williams & Barber 1998, W&B sec. 3).
 
-    The prior covariance is eq. 13 of Kim & Ghahramani (2006) (theta1 plays W&B's offset v1,
+    The prior covariance is W&B eq. 13 of Kim & Ghahramani (2006) (theta1 plays W&B's offset v1,
     theta0 their v0, the l_m their w_l), the likelihood logistic sigma(y f) or probit
     Phi(y f). Hyperparameters are fixed, set by maximum penalised likelihood (MPL) or
     integrated over by Hybrid Monte Carlo (HMC); both use independent N(-3, 3^2) priors on
-    the log hyperparameters (W&B section 5). The defaults start from W&B's initial values
+    the log hyperparameters (W&B sec. 5). The defaults start from W&B's initial values
     (log v0 = 0, log w_l = -2; the offset at the prior mean, log theta1 = -3) without latent
     noise (theta2 = 0, not in W&B's model; learnable only if > 0).
 
@@ -83,7 +83,7 @@ class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimato
         theta0, theta1, theta2, inverse_lengthscale: the MPL / fixed values, or for HMC
         exp(posterior mean of the log hyperparameters over the retained samples).
     log_evidence_ : float
-        Laplace log evidence (eq. 9) at the fitted hyperparameters; for HMC its mean over the
+        Laplace log evidence (W&B eq. 9) at the fitted hyperparameters; for HMC its mean over the
         retained samples. Alias ``log_marginal_likelihood_value_``.
     converged_ : bool
         Newton (every mode) and, for MPL, L-BFGS converged.
@@ -197,7 +197,7 @@ class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimato
                                    self.X_train_, self.y_train_, self._likelihood, X)
 
     def predict_proba(self, X):
-        """Class probabilities: the Gaussian integral of the likelihood (Appendix A),
+        """Class probabilities: the Gaussian integral of the likelihood (W&B Appendix A),
         averaged over the hyperparameter samples for HMC."""
         return np.column_stack(self._predictive(X))
 

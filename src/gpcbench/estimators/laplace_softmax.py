@@ -1,13 +1,13 @@
 """Softmax Laplace GP classifiers (scikit-learn API); import them from :mod:`gpcbench.models`.
 
-* :class:`SoftmaxLaplaceGaussianProcessClassifier`: Williams & Barber (1998) sec. 4 / app. C,
-  hyperparameters by maximum penalised likelihood (W&B sec. 5.2) or fixed.
+* :class:`SoftmaxLaplaceGaussianProcessClassifier`: Williams & Barber (1998), W&B sec. 4 /
+  W&B Appendix C, hyperparameters by maximum penalised likelihood (W&B sec. 5.2) or fixed.
 * :class:`LaplaceEMGaussianProcessClassifier`: Cho, Kim & Park (2015), Laplace-EM.
 
-Both put one covariance of eq. 13 (Kim & Ghahramani 2006; W&B eq. 4 with theta1 = v1 and a
-fixed jitter theta2) on every class (W&B eq. 12, Cho eq. 3), separate per class by default,
+Both put one covariance of CKP eq. 13 (Kim & Ghahramani 2006; W&B eq. 4 with theta1 = v1 and a
+fixed jitter theta2) on every class (W&B eq. 12, CKP eq. 3), separate per class by default,
 and predict by averaging the softmax over ``n_draws`` draws of the Gaussian latent predictive
-(W&B sec. 4; Cho eqs. 23-29), seeded by ``random_state``.
+(W&B sec. 4; CKP eqs. 23-29), seeded by ``random_state``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class _SoftmaxLaplaceBase(ClassifierMixin, Eq13Estimator):
     """Validation, class coding, fitted attributes and prediction shared by both estimators."""
 
     def _class_covariances(self, n_features: int, n_classes: int) -> SoftmaxCovariance:
-        """Eq. 13 on every class (W&B eq. 12), one shared or one per class."""
+        """K&G eq. 13 on every class (W&B eq. 12), one shared or one per class."""
         base = self._covariance(n_features)
         return SoftmaxCovariance((base,) * (1 if self.shared_hyperparameters else n_classes),
                                  n_classes)
@@ -56,7 +56,7 @@ class _SoftmaxLaplaceBase(ClassifierMixin, Eq13Estimator):
         return self
 
     def latent_predictive(self, X):
-        """Mean (m, C) and covariance (m, C, C) of the latent values at X (Cho eqs. 25-28)."""
+        """Mean (m, C) and covariance (m, C, C) of the latent values at X (CKP eqs. 25-28)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         cov = self.covariance_
@@ -64,12 +64,12 @@ class _SoftmaxLaplaceBase(ClassifierMixin, Eq13Estimator):
                                  self.Y_train_)
 
     def predict_proba(self, X):
-        """E[softmax(f_*)] by Monte Carlo over ``n_draws`` draws (W&B sec. 4; Cho eq. 29)."""
+        """E[softmax(f_*)] by Monte Carlo over ``n_draws`` draws (W&B sec. 4; CKP eq. 29)."""
         mean, cov = self.latent_predictive(X)
         return mc_class_probabilities(mean, cov, self.n_draws, self.random_state)
 
     def predict(self, X):
-        """The class of largest Monte Carlo probability (Cho eq. 29)."""
+        """The class of largest Monte Carlo probability (CKP eq. 29)."""
         index = np.argmax(self.predict_proba(X), axis=1)
         return self.classes_[index]
 
@@ -142,8 +142,8 @@ class SoftmaxLaplaceGaussianProcessClassifier(_SoftmaxLaplaceBase):
         if self.hyperparameter_learning == "mpl":
             return softmax_mpl(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
         state = laplace_mode(covariance(X), Y)
-        return LearningResult(covariance, state, [{"iteration": 0, "log_evidence": state.log_evidence}],
-                              state.converged, 1)
+        trace = [{"iteration": 0, "log_evidence": state.log_evidence}]
+        return LearningResult(covariance, state, trace, state.converged, 1)
 
 
 class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
@@ -155,11 +155,11 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
         As for :class:`SoftmaxLaplaceGaussianProcessClassifier` (theta0, theta1 and the
         inverse lengthscales are learned; theta2 is a fixed jitter).
     n_draws : int, default=1000
-        Monte Carlo draws per prediction (Cho eq. 29).
+        Monte Carlo draws per prediction (CKP eq. 29).
     max_iter : int, default=100
         EM iterations (M-steps) at most.
     tol : float, default=1e-3
-        EM stops when the bound of eq. 19 changes by less than this.
+        EM stops when the bound of CKP eq. 19 changes by less than this.
     random_state : int, RandomState or None, default=None
         Seeds the prediction draws.
 
@@ -173,7 +173,7 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
     n_iter_ : int
         M-steps performed.
     trace_ : list of dict
-        Per E-step: iteration, log_evidence, lower_bound (eq. 19), m_step_gain,
+        Per E-step: iteration, log_evidence, lower_bound (CKP eq. 19), m_step_gain,
         newton_iterations (:func:`gpcbench.learning.laplace_em.laplace_em`).
     """
 

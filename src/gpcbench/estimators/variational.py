@@ -31,9 +31,9 @@ from gpcbench.learning.variational import LEARNED, learn_hyperparameters, trace_
 class VariationalGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimator):
     """Binary GP classifier with the logistic likelihood and a variational evidence bound.
 
-    The prior covariance is eq. 13 of Kim & Ghahramani (2006) (theta2 = 0 by default: the
+    The prior covariance is K&G eq. 13 of Kim & Ghahramani (2006) (theta2 = 0 by default: the
     variational models have no latent noise; their ARD weights l_m = 1/sigma_m^2 are the
-    inverse lengthscales of eq. 13). ``bound="lower"`` uses the Jaakkola-Jordan lower bound
+    inverse lengthscales of K&G eq. 13). ``bound="lower"`` uses the Jaakkola-Jordan lower bound
     (GPC-VL), ``bound="upper"`` the tangent upper bound (GPC-VU); see
     :mod:`gpcbench.inference.variational`. Hyperparameters maximise the lower bound in both
     cases (maximising the upper bound drives theta0 to infinity; see

@@ -1,18 +1,18 @@
-"""Expectation propagation for a Gaussian-process prior (Kim & Ghahramani 2006, eqs. 16-23).
+"""Expectation propagation for a Gaussian-process prior (Kim & Ghahramani 2006, K&G eqs. 16-23).
 
-Notation. Each likelihood term t_i(f_i) is approximated by a Gaussian site (eq. 16),
+Notation. Each likelihood term t_i(f_i) is approximated by a Gaussian site (K&G eq. 16),
 written here in natural parameters (GPML's ``ttau``, ``tnu``):
 
     t~_i(f_i) ∝ exp(-tau_i f_i^2 / 2 + nu_i f_i),   tau_i = 1 / v_i,  nu_i = m_i / v_i,
 
-so the paper's initialisation v_i = inf, m_i = 0 (eq. 18) is tau = nu = 0, and a site can be
-"removed" without dividing by infinity. The posterior q(f) = N(h, A) of eq. 22 is held as a
+so K&G's initialisation v_i = inf, m_i = 0 (K&G eq. 18) is tau = nu = 0, and a site can be
+"removed" without dividing by infinity. The posterior q(f) = N(h, A) of K&G eq. 22 is held as a
 :class:`~gpcbench.gaussian.SiteFactorization` (Cholesky of B = I + S^1/2 C S^1/2, S = diag(tau)).
-The cavity of site i (eq. 19) has precision 1/A_ii - tau_i and natural mean h_i/A_ii - nu_i; the
-tilted moments and the matched site (eqs. 20-21) come from the likelihood object.
+The cavity of site i (K&G eq. 19) has precision 1/A_ii - tau_i and natural mean h_i/A_ii - nu_i; the
+tilted moments and the matched site (K&G eqs. 20-21) come from the likelihood object.
 
 Schedules.
-``sequential`` (the paper's, eqs. 19-22 site by site): sites are visited in blocks; inside a
+``sequential`` (K&G's, K&G eqs. 19-22 site by site): sites are visited in blocks; inside a
 block a numba-compiled kernel performs the exact rank-one updates of the block's part of A and
 h site after site, then the whole block's change is applied to A and h at once by a Woodbury
 (rank-b) update, two BLAS-3 symmetric rank-k products. This is the same arithmetic as n
@@ -28,15 +28,15 @@ epsilon > 0) are set to zero, as GPML does, and counted. A run stops when the ch
 is below ``tol`` and the largest scaled site change, max_i(|d tau_i| A_ii, |d nu_i| sqrt(A_ii)),
 is below ``site_tol``; ``converged`` says whether that happened within ``max_sweeps``.
 
-The evidence (eq. 23) is evaluated in natural parameters as
+The evidence (K&G eq. 23) is evaluated in natural parameters as
 
     log Z = sum_i [log Z_i + 1/2 log(1 + tau_i/tau_-i) + nu_-i^2/(2 tau_-i)
                    - (nu_i + nu_-i)^2/(2 (tau_i + tau_-i))]  - 1/2 log|B| + 1/2 nu^T A nu,
 
 with Z_i the tilted normalisers at the cavities (tau_-i, nu_-i) of the current posterior; it
-equals eq. 23 at a fixed point and stays finite for tau_i = 0. Its gradient with respect to a
+equals K&G eq. 23 at a fixed point and stays finite for tau_i = 0. Its gradient with respect to a
 covariance hyperparameter at a fixed point is (1/2) tr[(alpha alpha^T - (C + Lambda)^-1) dC],
-which by Theorem 1 equals the gradient of the EM lower bound F (eq. 31).
+which by Theorem 1 equals the gradient of the EM lower bound F (K&G eq. 31).
 """
 
 from __future__ import annotations
@@ -94,11 +94,12 @@ class EPResult:
         return self.site_precision, self.site_natural_mean
 
     def predict(self, cross, prior_variance):
-        """Latent mean k^T alpha and variance kappa - k^T (Lambda + C)^-1 k at new X (eq. 24)."""
+        """Latent mean k^T alpha and variance kappa - k^T (Lambda + C)^-1 k at new X
+        (K&G eq. 24)."""
         return self.factor.predict(cross, prior_variance, self.alpha)
 
     def posterior_covariance(self) -> np.ndarray:
-        """A of eq. 22, the full n x n posterior covariance (read-only).
+        """A of K&G eq. 22, the full n x n posterior covariance (read-only).
 
         The sequential schedule keeps A anyway and stores it in ``covariance_matrix``; otherwise
         it is computed from the factorisation on first use.
@@ -139,11 +140,11 @@ def expectation_propagation(
     Parameters
     ----------
     kernel : array of shape (n, n)
-        Prior covariance C of eq. 13 (latent noise theta2 included on the diagonal).
+        Prior covariance C of K&G eq. 13 (latent noise theta2 included on the diagonal).
     y : array of shape (n,)
         Targets: +-1 labels for classification, reals for the Gaussian likelihood.
     likelihood : Likelihood
-        Supplies the tilted moments (eqs. 20-21).
+        Supplies the tilted moments (K&G eqs. 20-21).
     schedule : {"parallel", "sequential"}
     damping : float in (0, 1]
         1 means undamped (K&G's EP). The parallel schedule halves it (down to
@@ -156,7 +157,7 @@ def expectation_propagation(
     site_tol : float
         Convergence threshold on the scaled site change max_i(|d tau_i| A_ii, |d nu_i| sqrt(A_ii)).
     initial_sites : (precision, natural_mean), optional
-        Warm start, e.g. ``previous.sites``; default is the paper's tau = nu = 0 (eq. 18).
+        Warm start, e.g. ``previous.sites``; default is K&G's tau = nu = 0 (K&G eq. 18).
     block_size : int
         Sites per block of the sequential schedule.
 
@@ -189,7 +190,7 @@ def _initial_sites(initial_sites, n):
 
 
 def _cavities(mean, variance, tau, nu):
-    """Cavity precision and natural mean of every site (eq. 19); fail loudly if improper."""
+    """Cavity precision and natural mean of every site (K&G eq. 19); fail loudly if improper."""
     cav_tau = 1.0 / variance - tau
     cav_nu = mean / variance - nu
     bad = ~(cav_tau > 0) | ~np.isfinite(cav_nu)
@@ -201,7 +202,7 @@ def _cavities(mean, variance, tau, nu):
 
 
 def _log_evidence(tilted_log_z, tau, nu, cav_tau, cav_nu, log_det_b, nu_dot_mean) -> float:
-    """log Z of eq. 23 in natural parameters (module docstring)."""
+    """log Z of K&G eq. 23 in natural parameters (module docstring)."""
     per_site = (
         tilted_log_z
         + 0.5 * np.log1p(tau / cav_tau)
@@ -243,7 +244,7 @@ def _is_converged(trace, change, tol, site_tol) -> bool:
 
 
 def _posterior(factor, nu):
-    """alpha, mean h = C alpha and diag(A) of the posterior held by ``factor`` (eq. 22)."""
+    """alpha, mean h = C alpha and diag(A) of the posterior held by ``factor`` (K&G eq. 22)."""
     alpha = factor.weights(nu)
     return alpha, factor.kernel @ alpha, factor.variance()
 
@@ -300,7 +301,7 @@ def _run_parallel(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site
 # ---------------------------------------------------------------------------- sequential
 @njit(cache=True)
 def _sequential_block(kind, params, y, sigma, mean, tau, nu, damping):
-    """Site-by-site EP updates (eqs. 19-22) within one block, numba-compiled.
+    """Site-by-site EP updates (K&G eqs. 19-22) within one block, numba-compiled.
 
     ``sigma`` and ``mean`` are the block's part of A and h and are updated in place by the
     exact rank-one formulas A <- A - c a a^T, h <- h + g a (a = column of A, Sherman-Morrison

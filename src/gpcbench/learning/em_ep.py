@@ -1,16 +1,16 @@
-"""EM-EP hyperparameter learning (Kim & Ghahramani 2006, section 3.3 and Appendix).
+"""EM-EP hyperparameter learning (Kim & Ghahramani 2006, K&G sec. 3.3 and Appendix).
 
-E-step: EP at the current hyperparameters gives q(f) = N(h, A) = N(C alpha, A) (eq. 27).
-M-step: with q fixed, maximise the Jensen lower bound (eqs. 29, 55)
+E-step: EP at the current hyperparameters gives q(f) = N(h, A) = N(C alpha, A) (K&G eq. 27).
+M-step: with q fixed, maximise the Jensen lower bound (K&G eqs. 29, 55)
 
     F = E_q[log p(y | f, epsilon)] + E_q[log p(f | X, theta_cov)] + H(q)
       =            F_epsilon       +          F_theta_cov          + H(q)
 
-over the hyperparameters. F_theta_cov (eq. 56) is
+over the hyperparameters. F_theta_cov (K&G eq. 56) is
 
     F_theta_cov = -1/2 log|2 pi C| - 1/2 tr(C^-1 (h h^T + A)),
 
-with gradient (eq. 57, i.e. eq. 31 after h = C alpha)
+with gradient (K&G eq. 57, i.e. K&G eq. 31 after h = C alpha)
 
     dF/dtheta = 1/2 tr[(C^-1 (h h^T + A) C^-1 - C^-1) dC/dtheta],
 
@@ -26,7 +26,7 @@ the EP log evidence (``EPResult.log_evidence_gradient``); the tests check this i
 With epsilon = 0 the likelihood is H(y f), log p(y | f) = -inf on a set of positive q-mass and
 F itself is -inf; F_theta_cov, which is all the M-step uses, stays finite and is recorded too.
 
-The paper's variants (Tables 4-5) and its initialisation protocol (footnotes 11-12) are
+K&G's variants (K&G Tables 4-5) and its initialisation protocol (K&G footnotes 11-12) are
 described by :data:`VARIANTS` and :func:`initial_hyperparameters`.
 """
 
@@ -47,7 +47,7 @@ from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.likelihoods import Likelihood
 from gpcbench.monitor import Progress, warn_at_cap
 
-#: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; footnote 12: epsilon = 0.
+#: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; K&G footnote 12: epsilon = 0.
 PAPER_INITIAL_VALUES = {
     "theta0": 1.0,
     "theta1": 1e-4,
@@ -55,7 +55,7 @@ PAPER_INITIAL_VALUES = {
     "inverse_lengthscale": 0.05,
     "epsilon": 0.0,
 }
-#: "theta2 was fixed to zero or a very small number" for GPC-EP(s,hard) (section 3.5.2).
+#: "theta2 was fixed to zero or a very small number" for GPC-EP(s,hard) (K&G sec. 3.5.2).
 HARD_THETA2 = 1e-6
 #: L-BFGS-B iterations per M-step (see :func:`m_step`).
 M_STEP_MAXITER = 10
@@ -65,9 +65,9 @@ LIKELIHOOD_STEP = 1e-5
 
 @dataclass(frozen=True)
 class Variant:
-    """One GPC-EP row of Tables 4-5: model structure, learned set and initialisation rule.
+    """One GPC-EP row of K&G Tables 4-5: model structure, learned set and initialisation rule.
 
-    ``init_from`` is ``"previous_fold"`` (footnote 11: first fold from
+    ``init_from`` is ``"previous_fold"`` (K&G footnote 11: first fold from
     :data:`PAPER_INITIAL_VALUES`, later folds from the previous fold's result) or the name of
     another variant fitted on the same fold (GPC-EP(m,soft) starts from GPC-EP(s,soft)).
     """
@@ -95,7 +95,7 @@ VARIANTS = {
 
 
 def initial_hyperparameters(variant: Variant | str, previous_fold=None, same_fold=None) -> dict:
-    """Starting hyperparameters for one fold under the paper's protocol (footnote 11).
+    """Starting hyperparameters for one fold under K&G's protocol (K&G footnote 11).
 
     Parameters
     ----------
@@ -153,8 +153,8 @@ def _prior_cholesky(cov) -> np.ndarray:
 def prior_term(covariance: Covariance, X, second_moment):
     """F_theta_cov = E_q[log N(f | 0, C)] and its gradient w.r.t. all log hyperparameters.
 
-    ``second_moment`` is E_q[f f^T] = h h^T + A (eq. 56); returns (value, gradient) with the
-    gradient of eq. 57 in the layout of ``covariance.params``.
+    ``second_moment`` is E_q[f f^T] = h h^T + A (K&G eq. 56); returns (value, gradient) with the
+    gradient of K&G eq. 57 in the layout of ``covariance.params``.
     """
     signal = covariance.signal(X)
     cov = covariance(X, signal=signal)
@@ -186,8 +186,8 @@ def entropy(ep: EPResult) -> float:
 def lower_bound(
     covariance: Covariance, likelihood: Likelihood, X, y, ep: EPResult, moment=None
 ) -> dict:
-    """The bound F of eq. 29 for q = ``ep``'s posterior, its three parts (eq. 56) and the
-    gradient of F_theta_cov (eq. 57), which is that of log Z by Theorem 1."""
+    """The bound F of K&G eq. 29 for q = ``ep``'s posterior, its three parts (K&G eq. 56) and the
+    gradient of F_theta_cov (K&G eq. 57), which is that of log Z by Theorem 1."""
     moment = second_moment(ep) if moment is None else moment
     prior, gradient = prior_term(covariance, X, moment)
     expected = likelihood.expected_log_likelihood(y, ep.mean, ep.variance)
@@ -226,7 +226,7 @@ def m_step(covariance: Covariance, X, moment, free, *, maxiter: int = M_STEP_MAX
     """Maximise F_theta_cov over the free log hyperparameters with L-BFGS-B.
 
     At most ``maxiter`` quasi-Newton iterations: by default a partial maximisation (a
-    generalised EM step, like the fixed line-search budget of the paper's conjugate-gradient
+    generalised EM step, like the fixed line-search budget of K&G's conjugate-gradient
     ``minimize``), which needs fewer bound evaluations in total than maximising fully.
     ``start_value`` is F_theta_cov at ``covariance`` if the caller has it (the E-step's bound).
     Returns (new covariance, F_theta_cov before, F_theta_cov after, optimiser result).
@@ -285,7 +285,7 @@ def em_ep(
     y : array of shape (n,)
         +-1 labels (or real targets with a Gaussian likelihood).
     covariance : Covariance
-        Starting covariance (eq. 13); its values are the initial hyperparameters.
+        Starting covariance (K&G eq. 13); its values are the initial hyperparameters.
     likelihood : Likelihood
         Starting likelihood; its parameter (epsilon, or the Gaussian noise variance) is learned
         when its ``parameter_name`` is in ``learn``.
@@ -410,7 +410,7 @@ class _EMRun:
         return EStep(covariance, likelihood, ep, moment, bound["prior"])
 
     def m_step(self, state):
-        """The M-step from a state's E-step (eqs. 56-57 and the closed-form epsilon)."""
+        """The M-step from a state's E-step (K&G eqs. 56-57 and the closed-form epsilon)."""
         covariance, likelihood, ep, moment, prior = state
         gain = 0.0
         if self.free.any():
@@ -457,7 +457,7 @@ def likelihood_gradient(likelihood: Likelihood, y, ep: EPResult) -> float:
 
     The sites are stationary there, so only the tilted normalisers sum_i log Z_i at the fixed
     cavities depend on the parameter; their derivative is taken by a central difference in
-    log space. Zero for a parameter equal to zero (epsilon = 0 of footnote 12).
+    log space. Zero for a parameter equal to zero (epsilon = 0 of K&G footnote 12).
     """
     value = float(likelihood.params[0])
     if value == 0.0:

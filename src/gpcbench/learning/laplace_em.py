@@ -1,23 +1,23 @@
-"""Laplace-EM for the softmax GP (Cho, Kim & Park 2015, sec. 3).
+"""Laplace-EM for the softmax GP (Cho, Kim & Park 2015, CKP sec. 3).
 
-E-step (eqs. 8-17): the Laplace approximation q(f) = N(m_f, V), V = (K^-1 + W)^-1, of
-:mod:`gpcbench.inference.laplace_softmax`. M-step (eqs. 18-22): with q fixed, maximise
+E-step (CKP eqs. 8-17): the Laplace approximation q(f) = N(m_f, V), V = (K^-1 + W)^-1, of
+:mod:`gpcbench.inference.laplace_softmax`. M-step (CKP eqs. 18-22): with q fixed, maximise
 
     E_q[ln p(f | X, Theta)] = sum_c [-n/2 ln 2 pi - 1/2 ln|K_c| - 1/2 m_c^T K_c^-1 m_c
                                      - 1/2 tr(K_c^-1 V_cc)]                           (20)
 
-whose gradient is eq. 21; K is block diagonal (eq. 3), so the problem separates into one per
+whose gradient is CKP eq. 21; K is block diagonal (CKP eq. 3), so the problem separates into one per
 hyperparameter group, with sufficient statistic A = sum_c (m_c m_c^T + V_cc) over the group's
-classes. Eq. 22 is a plain gradient step; here L-BFGS-B on the same analytic gradient, and a
-step that would lower eq. 20 is refused (a generalised M-step).
+classes. CKP eq. 22 is a plain gradient step; here L-BFGS-B on the same analytic gradient, and a
+step that would lower CKP eq. 20 is refused (a generalised M-step).
 
-The bound traced per iteration is eq. 19, F = E_q ln p(f|Theta) + E_q ln p(y|f) + H(q) <=
-ln p(y | X, Theta). Its first and last terms are closed form (eq. 20; H(q) = 1/2 ln|2 pi e V|
-with ln|V| = ln|K| - ln|I + K W|). The paper does not say how to compute E_q ln p(y|f), which
+The bound traced per iteration is CKP eq. 19, F = E_q ln p(f|Theta) + E_q ln p(y|f) + H(q) <=
+ln p(y | X, Theta). Its first and last terms are closed form (CKP eq. 20; H(q) = 1/2 ln|2 pi e V|
+with ln|V| = ln|K| - ln|I + K W|). CKP does not say how to compute E_q ln p(y|f), which
 needs E_q log sum_c exp f_i^c at every point: here it is a Monte Carlo average over
 BOUND_DRAWS fixed draws (common random numbers, so the traced F is a deterministic function of
 q) with the first-order Taylor expansion of log-sum-exp about the mean as control variate
-(its expectation is exact). The M-step changes only eq. 20, so its gain in F is exact.
+(its expectation is exact). The M-step changes only CKP eq. 20, so its gain in F is exact.
 EM stops when F changes by less than ``tol`` between iterations. The M-step can only raise
 F; a Laplace E-step is not the maximiser of F over q, so F is not guaranteed to rise across
 E-steps (the trace shows whether it did).
@@ -41,12 +41,12 @@ from gpcbench.learning.mpl import LOG_BOUNDS, LearningResult
 from gpcbench.monitor import Progress, warn_at_cap
 
 LOG_2PI = np.log(2.0 * np.pi)
-BOUND_DRAWS = 2000  # Monte Carlo draws for E_q log sum_c exp f_i^c in the bound (eq. 19)
+BOUND_DRAWS = 2000  # Monte Carlo draws for E_q log sum_c exp f_i^c in the bound (CKP eq. 19)
 BOUND_SEED = 0
 
 
 def m_step_statistics(covariance: SoftmaxCovariance, mean, V) -> list:
-    """(A, k) per group: A = sum_c (m_c m_c^T + V_cc) over the group's k classes (eq. 20)."""
+    """(A, k) per group: A = sum_c (m_c m_c^T + V_cc) over the group's k classes (CKP eq. 20)."""
     second = mean[:, :, None] * mean[:, None, :] + V
     if covariance.shared:
         return [(second.sum(axis=0), covariance.n_classes)]
@@ -54,7 +54,8 @@ def m_step_statistics(covariance: SoftmaxCovariance, mean, V) -> list:
 
 
 def expected_log_prior(X, cov, A, k, *, gradient=True):
-    """sum over k classes of E_q ln N(f_c; 0, K) given A (eq. 20), and its gradient (eq. 21).
+    """sum over k classes of E_q ln N(f_c; 0, K) given A (CKP eq. 20), and its gradient
+    (CKP eq. 21).
 
     Parameters
     ----------
@@ -69,7 +70,7 @@ def expected_log_prior(X, cov, A, k, *, gradient=True):
     -------
     value : float
     grad : ndarray of shape (p,) or None
-        d/d log(param): sum_ij G_ij dK_ij with G = 1/2 (K^-1 A K^-1 - k K^-1) (eq. 21).
+        d/d log(param): sum_ij G_ij dK_ij with G = 1/2 (K^-1 A K^-1 - k K^-1) (CKP eq. 21).
     """
     n = A.shape[0]
     L = cholesky_lower(cov(X))
@@ -83,7 +84,7 @@ def expected_log_prior(X, cov, A, k, *, gradient=True):
 
 
 def m_step(X, covariance: SoftmaxCovariance, statistics, *, max_iter=100):
-    """Maximise eq. 20 group by group with L-BFGS-B; returns (covariance, gain >= 0)."""
+    """Maximise CKP eq. 20 group by group with L-BFGS-B; returns (covariance, gain >= 0)."""
     mask = covariance.learned_mask()
     log_params = covariance.log_params
     gain = 0.0
@@ -116,7 +117,7 @@ def expected_log_sum_exp(mean, cov, n_draws=BOUND_DRAWS, seed=BOUND_SEED) -> np.
 
 
 def lower_bound(X, Y, covariance: SoftmaxCovariance, K, state, V) -> float:
-    """F(q, Theta) of eq. 19, E_q ln p(y|f) by Monte Carlo (module docstring)."""
+    """F(q, Theta) of CKP eq. 19, E_q ln p(y|f) by Monte Carlo (module docstring)."""
     prior_term = sum(expected_log_prior(X, cov, A, k, gradient=False)[0]
                      for cov, (A, k) in zip(covariance.groups,
                                             m_step_statistics(covariance, state.f, V)))
@@ -129,7 +130,7 @@ def lower_bound(X, Y, covariance: SoftmaxCovariance, K, state, V) -> float:
 
 
 def _e_step(X, Y, covariance, a0=None):
-    """Laplace posterior (eqs. 8-17), its class blocks V_cc and the bound F (eq. 19)."""
+    """Laplace posterior (CKP eqs. 8-17), its class blocks V_cc and the bound F (CKP eq. 19)."""
     K = covariance(X)
     state = laplace_mode(K, Y, a0)
     V = posterior_class_covariances(K, state)
@@ -138,7 +139,7 @@ def _e_step(X, Y, covariance, a0=None):
 
 def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3,
                m_step_iter=100) -> LearningResult:
-    """Laplace-EM (Cho et al. 2015, sec. 3): alternate the E-step and the M-step of eq. 20.
+    """Laplace-EM (Cho et al. 2015, CKP sec. 3): alternate the E-step and the M-step of CKP eq. 20.
 
     Parameters
     ----------

@@ -5,12 +5,12 @@ The penalised likelihood of the log covariance hyperparameters x = log theta is
     log q(y | X, theta) + log p(x),
 
 the Laplace evidence (W&B eq. 9) plus a Gaussian prior on each log hyperparameter, mean -3 and
-standard deviation 3 (W&B section 5, :class:`GaussianLogPrior`, shared by every use here).
+standard deviation 3 (W&B sec. 5, :class:`GaussianLogPrior`, shared by every use here).
 
 Binary: it is also the unnormalised log posterior of x, the target of the Hybrid Monte Carlo
-sampler (W&B section 3.2 and Appendix D; :mod:`gpcbench.mcmc.hmc`), so
+sampler (W&B sec. 3.2 and W&B Appendix D; :mod:`gpcbench.mcmc.hmc`), so
 :class:`LaplaceHyperposterior` serves both. Its gradient is the exact one of
-:func:`~gpcbench.inference.laplace.log_evidence_gradient` (Appendix B, implicit term included).
+:func:`~gpcbench.inference.laplace.log_evidence_gradient` (W&B Appendix B, implicit term included).
 Only the ``learned`` hyperparameters move; the others keep their values (e.g. theta2 = 0,
 which has no finite logarithm).
 
@@ -246,7 +246,7 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
     tol : float
         L-BFGS-B projected-gradient tolerance (``gtol``).
     prior : GaussianLogPrior
-        The prior on every learned log value (W&B section 5 by default).
+        The prior on every learned log value (W&B sec. 5 by default).
 
     Returns
     -------

@@ -11,13 +11,13 @@ likelihood term of the rescaled best f' approaches 0 -- so its supremum, 0, is a
 only as theta0 -> infinity whenever some f separates the labels (always, for distinct inputs
 and a squared-exponential covariance). The upper-bound classifier therefore learns its
 hyperparameters with the lower bound and uses the upper bound to infer the latent values,
-which is how Kim & Ghahramani (2006, section 3.5.2) describe GPC-VU.
+which is how Kim & Ghahramani (2006, K&G sec. 3.5.2) describe GPC-VU.
 
-Covariance (Kim & Ghahramani 2006, section 3.5.2): the variational rows use eq. 13 without the
+Covariance (Kim & Ghahramani 2006, K&G sec. 3.5.2): the variational rows use K&G eq. 13 without the
 latent-noise term (theta2 = 0, not learned) and ARD weights "of type 1/sigma_m^2": the
-squared-exponential exp(-1/2 sum_m (x_m - x'_m)^2 / sigma_m^2) of Gibbs & MacKay is eq. 13
+squared-exponential exp(-1/2 sum_m (x_m - x'_m)^2 / sigma_m^2) of Gibbs & MacKay is K&G eq. 13
 with l_m = 1/sigma_m^2, the same function, so the fitted inverse lengthscales are the l_m of
-Table 1 directly (sigma_m = l_m^-1/2); the optimum does not depend on which of the two is
+K&G Table 1 directly (sigma_m = l_m^-1/2); the optimum does not depend on which of the two is
 the optimisation variable.
 """
 
