@@ -104,3 +104,17 @@ def test_a_fit_stopped_at_its_cap_warns(optimizer):
         fit = EPGaussianProcessClassifier(ard=True, optimizer=optimizer, max_iter=1).fit(X, y)
     assert not fit.converged_
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@pytest.mark.parametrize("optimizer", ["em", "lbfgs"])
+def test_every_scheme_logs_its_iterations_and_its_end(optimizer, caplog):
+    """Progress lines (gpcbench.progress, what a fold job's log shows while it runs): the first
+    iteration with its log Z and gradient, and a final line with the outcome."""
+    X, y = _data()
+    with caplog.at_level("INFO", logger="gpcbench.progress"):
+        clf = EPGaussianProcessClassifier(optimizer=optimizer).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith(f"EPGaussianProcessClassifier ({optimizer}): iteration 0 log Z ")
+    assert "|grad|" in lines[0]
+    assert lines[-1].startswith(f"EPGaussianProcessClassifier ({optimizer}): stopped after ")
+    assert lines[-1].endswith(f"converged {clf.converged_}")
