@@ -20,12 +20,13 @@ def _rehash(monkeypatch, module, text=b"# edited\n"):
 
 def test_editing_a_module_reached_only_indirectly_reruns_the_method(monkeypatch):
     """gpcbench.learning.stopping is imported by learning.evidence_lbfgs, which estimators.ep
-    imports; the EP methods' factories never name it."""
+    imports; the EP methods' factories never name it. SVM-EP only reads the covariance its
+    upstream GPC-EP job learned (its reruns follow that job's result file, not this hash)."""
     before = _rehash(monkeypatch, "gpcbench.nothing")
     after = _rehash(monkeypatch, "gpcbench.learning.stopping")
     changed = {name for name in before if before[name] != after[name]}
-    assert {"gpc-ep-s-soft", "gpc-ep-m-soft", "gpc-ep-mc-m-soft", "svm-ep-s-soft"} <= changed
-    assert not changed & {"lda", "knn", "fbgkm", "sgpc", "svm-cv-soft"}
+    assert {"gpc-ep-s-soft", "gpc-ep-m-soft", "gpc-ep-mc-m-soft"} <= changed
+    assert not changed & {"lda", "knn", "fbgkm", "sgpc", "svm-cv-soft", "svm-ep-s-soft"}
 
 
 def test_editing_a_module_no_method_imports_reruns_nothing(monkeypatch):
@@ -67,3 +68,12 @@ def test_declared_options_reach_the_estimator(name):
                               fold=1, upstream=upstream)
     params = set(spec.factory(ctx).get_params(deep=False))
     assert set(spec.options) - FACTORY_OPTIONS <= params
+
+
+def test_a_sibling_in_the_same_family_module_reruns_nothing(monkeypatch):
+    """lda, 1-NN and k-NN share experiments/methods/baselines.py; editing k-NN's estimator
+    module leaves LDA's hash alone."""
+    before = _rehash(monkeypatch, "gpcbench.nothing")
+    after = _rehash(monkeypatch, "gpcbench.baselines.neighbors")
+    assert before["lda"] == after["lda"]
+    assert before["knn"] != after["knn"] and before["1nn"] != after["1nn"]

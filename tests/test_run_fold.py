@@ -80,7 +80,7 @@ def fold_inputs(tmp_path, monkeypatch):
                       "warn", "certain", "progress"):
         monkeypatch.setitem(registry.METHODS, f"scripted-{behaviour}", MethodSpec(
             name=f"scripted-{behaviour}", label=behaviour,
-            factory=lambda ctx, b=behaviour: Scripted(b), modules=()))
+            factory=lambda ctx, b=behaviour: Scripted(b)))
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = (X[:, 0] > 0).astype(int)

@@ -69,21 +69,28 @@ def module_source(module: str) -> bytes:
     return Path(importlib.util.find_spec(module).origin).read_bytes()
 
 
+def import_targets(node: ast.AST) -> set[str]:
+    """The gpcbench modules one import statement loads (``from package import submodule``
+    names the submodule); empty for any other node."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names if alias.name.startswith("gpcbench.")}
+    if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            and node.module.split(".")[0] == "gpcbench"):
+        return set()
+    package = importlib.util.find_spec(node.module).submodule_search_locations
+    found = set()
+    for alias in node.names:
+        name = f"{node.module}.{alias.name}"
+        found.add(name if package and importlib.util.find_spec(name) else node.module)
+    return found - {"gpcbench"}
+
+
 @cache
 def gpcbench_imports(module: str) -> frozenset[str]:
     """The gpcbench modules ``module``'s source imports anywhere (function-level imports
-    included; ``from package import submodule`` names the submodule), read with ast."""
-    found = set()
-    for node in ast.walk(ast.parse(module_source(module))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("gpcbench.")}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
-                node.module.split(".")[0] == "gpcbench"):
-            package = importlib.util.find_spec(node.module).submodule_search_locations
-            for alias in node.names:
-                name = f"{node.module}.{alias.name}"
-                found.add(name if package and importlib.util.find_spec(name) else node.module)
-    return frozenset(found - {"gpcbench"})
+    included), read with ast."""
+    tree = ast.parse(module_source(module))
+    return frozenset(set().union(*(import_targets(node) for node in ast.walk(tree))))
 
 
 def imported_modules(*roots: str) -> list[str]:

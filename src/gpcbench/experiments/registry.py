@@ -4,21 +4,23 @@ Adding a method is one ``register(MethodSpec(...))`` call in a module of
 ``gpcbench.experiments.methods`` (listed in :data:`METHOD_MODULES`); the Snakemake rules read
 the registry, so they never change. Each fold job carries :func:`method_code_hash` in its
 ``params``: Snakemake reruns a job when its params change, so editing any module a method's
-factory reaches through its imports reruns exactly that method's folds (and the reports),
+factory reaches reruns exactly that method's folds (and the reports),
 while new file times (a fresh clone) rerun nothing.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib
 import inspect
+import textwrap
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Callable
 
-from gpcbench.provenance import gpcbench_imports, imported_modules, module_source
+from gpcbench.provenance import import_targets, imported_modules, module_source
 
 #: Third-party packages whose code runs in a fit: their versions enter every method's hash.
 FIT_PACKAGES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite")
@@ -111,23 +113,49 @@ def decision_region_methods() -> list[str]:
     return sorted(name for name, spec in METHODS.items() if spec.decision_regions)
 
 
+def factory_code(factory) -> tuple[list[str], set[str]]:
+    """What a factory runs: the source of the factory and of every gpcbench function it calls
+    (followed through their globals), the values of the constants they read, and the gpcbench
+    modules they import (lazy imports included) or take names from."""
+    code, modules, todo, seen = [], set(), [factory], set()
+    while todo:
+        function = todo.pop()
+        if function in seen:
+            continue
+        seen.add(function)
+        source = textwrap.dedent(inspect.getsource(function))
+        code.append(source)
+        for node in ast.walk(ast.parse(source)):
+            modules |= import_targets(node)
+            value = function.__globals__.get(node.id) if isinstance(node, ast.Name) else None
+            origin = getattr(value, "__module__", None) or ""
+            if inspect.isfunction(value) and origin.startswith("gpcbench.experiments.methods"):
+                todo.append(value)
+            elif origin.startswith("gpcbench."):
+                modules.add(origin)
+            elif isinstance(value, (dict, tuple, list, str, int, float)):
+                code.append(f"{node.id} = {value!r}")
+    return code, modules
+
+
 def method_modules(name: str) -> list[str]:
     """The gpcbench modules a method's results depend on: the common modules and every module
-    its factory's module imports, transitively (the factory module itself is represented by
-    the factory's own source, so that its sibling methods' edits rerun nothing)."""
-    factory_module = method_spec(name).factory.__module__
-    return imported_modules(*COMMON_MODULES, *gpcbench_imports(factory_module))
+    its factory reaches (:func:`factory_code`), transitively through their imports; a sibling
+    method's estimator in the same family module is not among them."""
+    _, modules = factory_code(method_spec(name).factory)
+    return imported_modules(*COMMON_MODULES, *modules)
 
 
 @functools.cache
 def method_code_hash(name: str) -> str:
-    """SHA-256 over the source of :func:`method_modules`, the factory and the versions of
-    :data:`FIT_PACKAGES`."""
+    """SHA-256 over the source of :func:`method_modules`, the factory's code
+    (:func:`factory_code`) and the versions of :data:`FIT_PACKAGES`."""
     spec = method_spec(name)
     digest = hashlib.sha256()
     for module in method_modules(name):
         digest.update(module.encode() + b"\0" + module_source(module))
-    digest.update(inspect.getsource(spec.factory).encode())
+    for part in factory_code(spec.factory)[0]:
+        digest.update(part.encode())
     for package in FIT_PACKAGES:
         digest.update(f"{package}=={metadata.version(package)}".encode())
     return digest.hexdigest()[:16]
