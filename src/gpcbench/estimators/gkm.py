@@ -5,7 +5,8 @@ The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, ZDJ Appendix A
 fixed kernel width runs its O(n^2)-per-sweep equivalent :func:`gpcbench.mcmc.bgkm.run_bgkm`,
 one eigendecomposition of K_gammagamma per chain; more than two classes run the ZDJ sec. 6.2
 sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets ZDJ's
-defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1,
+defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1 for
+ZDJ eq. 10 when ``gamma_prior="beta_binomial"``, the flat p(gamma) by default,
 10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean distance between
 training points), runs independent chains, records their convergence diagnostics and averages
 the predictions over the kept sweeps (Bayesian model averaging, ZDJ sec. 3.3; FBGKM / BGKM by
