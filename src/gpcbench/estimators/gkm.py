@@ -5,7 +5,8 @@ The sampler is :func:`gpcbench.mcmc.gkm.run_chain` (ZDJ sec. 3.2, ZDJ Appendix A
 fixed kernel width runs its O(n^2)-per-sweep equivalent :func:`gpcbench.mcmc.bgkm.run_bgkm`,
 one eigendecomposition of K_gammagamma per chain; more than two classes run the ZDJ sec. 6.2
 sampler :func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`); this module sets ZDJ's
-defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1,
+defaults (ZDJ sec. 5.1: a_eta = 1, b_eta = 0.1, a_g = 4, b_g = 0.1, a_alpha = b_alpha = 1 for
+ZDJ eq. 10 when ``gamma_prior="beta_binomial"``, the flat p(gamma) by default,
 10,000 sweeps, 5,000 burn-in, every 5th sweep kept; theta = the mean Euclidean distance between
 training points), runs independent chains, records their convergence diagnostics and averages
 the predictions over the kept sweeps (Bayesian model averaging, ZDJ sec. 3.3; FBGKM / BGKM by
@@ -34,6 +35,8 @@ from gpcbench.mcmc.moves import MOVES
 
 TRACE_EVERY = 20  # sweeps between the recorded n_gamma values of convergence_trace_
 TRACED = ("u", "g", "eta", "n_gamma")
+GAMMA_PRIORS = ("flat", "beta_binomial")
+PRECISION_PRIORS = ("shape_rate", "shape_scale")
 
 
 class _GKMClassifier(ClassifierMixin, BaseEstimator):
@@ -45,7 +48,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, n_sweeps=10000, burn_in=5000, thin=5, k_max=200,
                  kernel_width="mean_distance", ard=False, n_chains=2, random_state=None, *,
                  a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=1.0, b_alpha=1.0,
-                 theta_step=0.2, theta_bounds=(0.01, 10.0), jitter=1e-6, n_probe=20):
+                 theta_step=0.2, theta_bounds=(0.01, 10.0), jitter=1e-6, n_probe=20,
+                 gamma_prior="flat", precision_prior="shape_rate"):
         self.n_sweeps = n_sweeps
         self.burn_in = burn_in
         self.thin = thin
@@ -64,6 +68,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         self.theta_bounds = theta_bounds
         self.jitter = jitter
         self.n_probe = n_probe
+        self.gamma_prior = gamma_prior
+        self.precision_prior = precision_prior
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -78,6 +84,21 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         width = self.kernel_width
         if not (width in ("mean_distance", "learn") or (isinstance(width, Real) and width > 0)):
             raise ValueError("kernel_width must be 'mean_distance', 'learn' or a positive number")
+        if self.gamma_prior not in GAMMA_PRIORS or self.precision_prior not in PRECISION_PRIORS:
+            raise ValueError(f"gamma_prior must be one of {GAMMA_PRIORS} and precision_prior "
+                             f"one of {PRECISION_PRIORS}")
+
+    def _sampler_params(self):
+        """The chains' ``params``: initial eta = g = 1, then the Gamma priors as shape and
+        rate halves (a, b) of Ga(a/2, b/2), the Beta prior of ZDJ eq. 10 (inf, inf: the flat
+        prior on gamma), jitter and theta's proposal variance."""
+        b_eta, b_g = self.b_eta, self.b_g
+        if self.precision_prior == "shape_scale":  # Ga(a/2, scale b/2) = Ga(a/2, rate (4/b)/2)
+            b_eta, b_g = 4.0 / b_eta, 4.0 / b_g
+        a_alpha, b_alpha = ((np.inf, np.inf) if self.gamma_prior == "flat"
+                            else (self.a_alpha, self.b_alpha))
+        return np.array([1.0, 1.0, self.a_eta, b_eta, self.a_g, b_g, a_alpha, b_alpha,
+                         self.jitter, self.theta_step])
 
     def fit(self, X, y):
         """Run ``n_chains`` chains of the ZDJ sec. 3.2 sampler on (X, y).
@@ -120,8 +141,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         k = k_max // 2 if self._sparse else n
         act = np.zeros(k_max, dtype=np.int64)
         act[:k] = rng.choice(n, k, replace=False) if self._sparse else np.arange(n)
-        params = np.array([1.0, 1.0, self.a_eta, self.b_eta, self.a_g, self.b_g, self.a_alpha,
-                           self.b_alpha, self.jitter, self.theta_step])
+        params = self._sampler_params()
         flags = np.array([1, 1, int(self._sparse), int(self.kernel_width == "learn")],
                          dtype=np.int64)
         schedule = np.array([self.n_sweeps, self.burn_in, self.thin], dtype=np.int64)
@@ -285,7 +305,20 @@ _PARAMETERS = """
     a_eta, b_eta, a_g, b_g : float, default=1, 0.1, 4, 0.1
         eta ~ Ga(a_eta/2, b_eta/2), g ~ Ga(a_g/2, b_g/2) (shape, rate; ZDJ sec. 5.1's values).
     a_alpha, b_alpha : float, default=1, 1
-        Beta prior on the inclusion probability (ZDJ eq. 10).
+        Beta prior on the inclusion probability (ZDJ eq. 10); used by
+        ``gamma_prior='beta_binomial'`` only.
+    gamma_prior : {{'flat', 'beta_binomial'}}, default='flat'
+        Prior on the active set gamma. 'beta_binomial': ZDJ eq. 10 as printed, with a_alpha,
+        b_alpha (at 1, 1 every n_gamma is a priori equally likely). 'flat': p(gamma) = 2^-n
+        (alpha = 1/2, the limit of eq. 10 as a_alpha = b_alpha grow), i.e. the acceptance
+        ratios of ZDJ sec. 3.2 without the prior ratio, n_gamma ~ Bin(n, 1/2) a priori. The
+        default 'flat' is the reading that reproduces ZDJ Table 7 (chains at or just below
+        k_max when k_max < n/2, near n/2 otherwise); docs/zhang2011_sampler.md has the
+        measurements.
+    precision_prior : {{'shape_rate', 'shape_scale'}}, default='shape_rate'
+        How Ga(a/2, b/2) of eta and g is read: shape and rate (prior mean of g a_g/b_g = 40)
+        or shape and scale (prior mean a_g b_g/4 = 0.1; the conditionals of ZDJ sec. 3.2 then
+        have rate 2/b + quad/2).
     theta_step : float, default=0.2
         Variance of the Gaussian random-walk proposal for theta.
     theta_bounds : (float, float), default=(0.01, 10)

@@ -64,6 +64,8 @@ GKM = {
     "b_g": POSITIVE, "a_alpha": POSITIVE, "b_alpha": POSITIVE, "theta_step": POSITIVE,
     "theta_bounds": {"type": "array", "items": POSITIVE, "minItems": 2, "maxItems": 2},
     "jitter": NONNEGATIVE, "n_probe": COUNT,
+    "gamma_prior": {"enum": ["flat", "beta_binomial"]},
+    "precision_prior": {"enum": ["shape_rate", "shape_scale"]},
 }
 
 

@@ -160,7 +160,13 @@ def log_marginal_cols(k, eta, g, ld_K, ld_U, ss, Z, copies):
 
 @njit(cache=True)
 def log_prior_gamma(k, n, a_alpha, b_alpha):
-    """log p(gamma) of ZDJ eq. 10 up to the constant -log Be(a_alpha, b_alpha)."""
+    """log p(gamma) of ZDJ eq. 10 up to the constant -log Be(a_alpha, b_alpha).
+
+    a_alpha = b_alpha = inf is the limit alpha = 1/2 (Beta(a, a) -> a point mass as a grows):
+    p(gamma) = 2^-n for every gamma, returned as 0 (the estimators' ``gamma_prior='flat'``).
+    """
+    if math.isinf(a_alpha):
+        return 0.0
     return (math.lgamma(k + a_alpha) + math.lgamma(n - k + b_alpha)
             - math.lgamma(n + a_alpha + b_alpha))
 
