@@ -85,3 +85,13 @@ def test_modules_are_short():
     long = {name: n for name, path in MODULES.items()
             if (n := len(path.read_text().splitlines())) >= MAX_LINES}
     assert long == {}
+
+
+def test_compiled_modules_take_njit_from_gpcbench_jit():
+    """numba's cache is kept per version of the compiled code only if every compiled module
+    decorates with gpcbench.jit's njit (see its docstring)."""
+    direct = sorted(name for name, path in MODULES.items() if name != "gpcbench.jit"
+                    for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.ImportFrom) and node.module == "numba"
+                    and {"njit", "jit", "objmode"} & {alias.name for alias in node.names})
+    assert direct == []

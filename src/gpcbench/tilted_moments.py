@@ -40,7 +40,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from gpcbench.jit import njit
 
 THRESHOLD = 0
 GAUSSIAN = 1

@@ -45,11 +45,11 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 from scipy.linalg import LinAlgError, cholesky
 from scipy.linalg.blas import dsyrk, dtrsm
 
 from gpcbench.gaussian import SiteFactorization
+from gpcbench.jit import njit
 from gpcbench.likelihoods import Likelihood
 from gpcbench.tilted_moments import tilted_scalar
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from gpcbench.jit import njit
 from gpcbench.mcmc.cholesky import dot, forward, log_det
 from gpcbench.mcmc.kernel import kernel_block, weights
 from gpcbench.mcmc.lapack import cholesky_into

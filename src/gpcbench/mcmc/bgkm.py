@@ -39,9 +39,9 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 from numba.extending import overload
 
+from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import project_cols
 from gpcbench.mcmc.cholesky import dot
 from gpcbench.mcmc.gkm import record

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from gpcbench.jit import njit
 
 
 @njit(cache=True, fastmath=True)

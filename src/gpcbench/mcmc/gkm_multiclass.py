@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.cholesky import backward_t, dot
 from gpcbench.mcmc.gkm import SQRT2, record_state

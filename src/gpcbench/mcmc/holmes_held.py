@@ -25,9 +25,10 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
+from gpcbench.jit import njit
 from gpcbench.mcmc.cholesky import dot
 from gpcbench.mcmc.lapack import solve_lower_rows
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import get_cython_function_address
+
+from gpcbench.jit import njit
 
 _P = types.voidptr
 llvm.add_symbol("gpcbench_dtrsm", get_cython_function_address("scipy.linalg.cython_blas", "dtrsm"))

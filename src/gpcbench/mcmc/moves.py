@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import (add_column, factor_kgg, factor_upsilon, gram,
                                       log_marginal_cols, log_prior_gamma, project_cols,
                                       remove_column)

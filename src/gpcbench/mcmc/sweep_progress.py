@@ -9,8 +9,8 @@ numbers do not depend on it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, objmode
 
+from gpcbench.jit import njit, objmode
 from gpcbench.monitor import Progress
 
 REPORT_EVERY = 50
