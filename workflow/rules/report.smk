@@ -14,15 +14,31 @@ FIGURES = config.get("figures", {})
 localrules: table, summary, figure
 
 
-rule collect:
-    input:
-        lambda w: fold_results(w.experiment),
-    output:
-        "results/{experiment}/folds.csv",
-    log:
-        "logs/collect/{experiment}.log",
-    shell:
-        "{GPCBENCH} collect {output} {input} 2> {log}"
+# The collect job also writes the committed fold ledger, reports/results/<experiment>.csv.gz
+# (folds.csv gzipped reproducibly). With --config from_ledger=true (a fresh clone, no
+# results/), folds.csv comes back from the ledger instead and no fold runs: every table,
+# summary and figure is rebuilt from reports/results/ alone.
+if FROM_LEDGER:
+    rule collect:
+        input:
+            "reports/results/{experiment}.csv.gz",
+        output:
+            "results/{experiment}/folds.csv",
+        log:
+            "logs/collect/{experiment}.log",
+        shell:
+            "{GPCBENCH} restore-folds {input} {output} 2> {log}"
+else:
+    rule collect:
+        input:
+            lambda w: fold_results(w.experiment),
+        output:
+            folds="results/{experiment}/folds.csv",
+            ledger="reports/results/{experiment}.csv.gz",
+        log:
+            "logs/collect/{experiment}.log",
+        shell:
+            "{GPCBENCH} collect {output.folds} {input} --ledger {output.ledger} 2> {log}"
 
 
 def table_meta(wildcards):

@@ -1,0 +1,76 @@
+"""The committed fold ledger: ``reports/results/<experiment>.csv.gz``, one row per fold result
+behind the reports (the collect job's ``folds.csv``, gzipped reproducibly), and the state of
+each fold against the code at HEAD (current, stale or missing)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from gpcbench.config import entry_fold_count, entry_methods
+from gpcbench.io import atomic_write_bytes
+
+LEDGER_DIR = Path("reports") / "results"
+
+
+def ledger_path(experiment: str, root: str | Path = ".") -> Path:
+    """Where the ledger of ``experiment`` lives under ``root`` (a work directory)."""
+    return Path(root) / LEDGER_DIR / f"{experiment}.csv.gz"
+
+
+def write_ledger(folds_csv: str, path: str | Path) -> None:
+    """Gzip a ``folds.csv`` text into the ledger, byte-reproducibly (no name, no time stamp)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as out:
+        out.write(folds_csv.encode())
+    atomic_write_bytes(Path(path), buffer.getvalue())
+
+
+def restore_folds(ledger: str | Path, output: str | Path) -> None:
+    """Write the ``folds.csv`` a ledger was made from (the same bytes)."""
+    atomic_write_bytes(Path(output), gzip.decompress(Path(ledger).read_bytes()))
+
+
+def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes: dict) -> pd.DataFrame:
+    """One row per fold the config asks for: entry, method, fold, ``state`` (``current``: made
+    by the method's code hash at HEAD from a clean work tree; ``stale``: by another hash or a
+    ``+dirty`` tree; ``missing``: not in ``folds``) and the fold's CPU seconds (NaN if missing).
+    ``head_hashes`` maps method -> code hash at HEAD."""
+    spec = config["experiments"][experiment]
+    known = {(r.dataset, r.method, int(r.fold)): r for r in folds.itertuples()}
+    rows = []
+    for entry in spec["datasets"]:
+        for method in entry_methods(spec, entry):
+            for fold in range(entry_fold_count(spec, entry)):
+                record = known.get((entry, method, fold))
+                if record is None:
+                    state, cpu = "missing", float("nan")
+                else:
+                    clean = not str(record.git_commit).endswith("+dirty")
+                    state = "current" if clean and record.code_hash == head_hashes[method] else "stale"
+                    cpu = float(record.cpu_s) if pd.notna(record.cpu_s) else float("nan")
+                rows.append({"dataset": entry, "method": method, "fold": fold, "state": state,
+                             "cpu_s": cpu})
+    return pd.DataFrame(rows, columns=["dataset", "method", "fold", "state", "cpu_s"])
+
+
+def state_counts(states: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Counts of current, stale and missing folds per ``by`` group, with the measured CPU
+    seconds of the stale folds and an estimate for the missing ones (the mean CPU seconds of
+    the group's measured folds times their number)."""
+    def group_counts(group: pd.DataFrame) -> pd.Series:
+        counts = group["state"].value_counts()
+        stale = group[group["state"] == "stale"]
+        measured = group["cpu_s"].dropna()
+        n_missing = int(counts.get("missing", 0))
+        return pd.Series({
+            "current": int(counts.get("current", 0)), "stale": int(counts.get("stale", 0)),
+            "missing": n_missing, "stale_cpu_s": float(stale["cpu_s"].sum()),
+            "missing_cpu_s_est": float(measured.mean() * n_missing) if len(measured) and n_missing
+            else (0.0 if not n_missing else float("nan")),
+        })
+
+    return states.groupby(by, sort=False).apply(group_counts, include_groups=False).reset_index()
