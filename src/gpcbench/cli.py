@@ -130,7 +130,8 @@ def cmd_report(args) -> None:
     write_report(config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),
                  data_meta_paths=args.data_meta, only=args.only, data_paths=args.data,
-                 split_paths=args.splits)
+                 split_paths=args.splits,
+                 head_hashes=json.loads(args.code_hashes) if args.code_hashes else None)
 
 
 def cmd_check_config(args) -> None:
@@ -221,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processed data sets (.npz) of confusion tables and decision regions")
     p.add_argument("--splits", nargs="*", default=[],
                    help="split files data/splits/<experiment>/<entry>.json of decision regions")
+    p.add_argument("--code-hashes", metavar="JSON",
+                   help="method -> code hash at HEAD: marks stale folds in tables and index.md")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("check-config", help="validate config files (schema, names, options)")

@@ -41,6 +41,15 @@ else:
             "{GPCBENCH} collect {output.folds} {input} --ledger {output.ledger} 2> {log}"
 
 
+def head_hashes(experiments, methods=None):
+    """JSON of method -> code hash at HEAD for the methods of ``experiments`` (only ``methods``
+    if given): a param, so a method's edit remarks its stale cells even with no fold rerun."""
+    used = {method for name in experiments for spec in [EXPERIMENTS[name]]
+            for entry in spec["datasets"] for method in entry_methods(spec, entry)}
+    used = used if methods is None else used & set(methods)
+    return json.dumps({method: method_code_hash(method) for method in sorted(used)})
+
+
 def table_meta(wildcards):
     """Metadata of the table's own data sets (substitutes, for its notes)."""
     table = TABLES[wildcards.table]
@@ -101,8 +110,10 @@ rule table:
             if TABLES[w.table].get("published") else []),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "table", w.table)),
+        code=lambda w: head_hashes([TABLES[w.table]["experiment"]], TABLES[w.table].get("methods")),
     shell:
         "{GPCBENCH} report --only table:{wildcards.table} --config-json {params.config:q}"
+        " --code-hashes {params.code:q}"
         " --published {PUBLISHED:q} --out reports --folds {input.folds}"
         " --data-meta {input.meta} --data {input.data} 2> {log}"
 
@@ -163,6 +174,8 @@ rule report:
         published=published_hash(PUBLISHED),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "overview")),
+        code=lambda w: head_hashes(EXPERIMENTS),
     shell:
         "{GPCBENCH} report --only overview --config-json {params.config:q}"
+        " --code-hashes {params.code:q}"
         " --published {PUBLISHED:q} --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"

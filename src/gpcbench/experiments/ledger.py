@@ -34,12 +34,20 @@ def restore_folds(ledger: str | Path, output: str | Path) -> None:
     atomic_write_bytes(Path(output), gzip.decompress(Path(ledger).read_bytes()))
 
 
+def made_by_head(folds: pd.DataFrame, head_hashes: dict) -> pd.Series:
+    """Whether each fold was made by its method's code hash at HEAD (``head_hashes``: method
+    -> hash) from a clean work tree; a ``+dirty`` fold never is."""
+    clean = ~folds["git_commit"].astype(str).str.endswith("+dirty")
+    return clean & (folds["code_hash"] == folds["method"].map(head_hashes))
+
+
 def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes: dict) -> pd.DataFrame:
     """One row per fold the config asks for: entry, method, fold, ``state`` (``current``: made
     by the method's code hash at HEAD from a clean work tree; ``stale``: by another hash or a
     ``+dirty`` tree; ``missing``: not in ``folds``) and the fold's CPU seconds (NaN if missing).
     ``head_hashes`` maps method -> code hash at HEAD."""
     spec = config["experiments"][experiment]
+    folds = folds.assign(current=made_by_head(folds, head_hashes))
     known = {(r.dataset, r.method, int(r.fold)): r for r in folds.itertuples()}
     rows = []
     for entry in spec["datasets"]:
@@ -49,9 +57,8 @@ def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes:
                 if record is None:
                     state, cpu = "missing", float("nan")
                 else:
-                    clean = not str(record.git_commit).endswith("+dirty")
-                    state = "current" if clean and record.code_hash == head_hashes[method] else "stale"
-                    cpu = float(record.cpu_s) if pd.notna(record.cpu_s) else float("nan")
+                    state = "current" if record.current else "stale"
+                    cpu = float(getattr(record, "cpu_s", float("nan")))  # NaN if unmeasured
                 rows.append({"dataset": entry, "method": method, "fold": fold, "state": state,
                              "cpu_s": cpu})
     return pd.DataFrame(rows, columns=["dataset", "method", "fold", "state", "cpu_s"])
