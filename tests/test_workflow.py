@@ -134,7 +134,8 @@ def test_one_report_file_plans_only_its_experiment(repo, tmp_path, target, exper
     assert set(planned) <= {"fetch_raw", "preprocess", "split", "run_fold", "collect", rule}
     assert target in planned[rule] and len(planned[rule]) == (1 if rule == "figure" else
                                                               3 if rule == "table" else 2)
-    assert planned["collect"] == [f"results/{experiment}/folds.csv"]
+    assert sorted(planned["collect"]) == [f"reports/results/{experiment}.csv.gz",
+                                          f"results/{experiment}/folds.csv"]
     assert planned["run_fold"] and all(p.startswith(f"results/{experiment}/")
                                        for p in planned["run_fold"])
     data = {"first": "cho_mixture", "second": "iris"}[experiment]
