@@ -43,7 +43,7 @@ else:
 
 def head_hashes(experiments, methods=None):
     """JSON of method -> code hash at HEAD for the methods of ``experiments`` (only ``methods``
-    if given): a param, so a method's edit remarks its stale cells even with no fold rerun."""
+    if given): a param, so editing a method re-marks its stale cells even with no fold rerun."""
     used = {method for name in experiments for spec in [EXPERIMENTS[name]]
             for entry in spec["datasets"] for method in entry_methods(spec, entry)}
     used = used if methods is None else used & set(methods)
