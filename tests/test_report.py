@@ -302,13 +302,34 @@ def test_each_report_part_alone_equals_the_whole_report(report_inputs):
     whole, split = _files(d / "whole"), _files(d / "parts")
     assert whole.keys() == split.keys()
     for path in whole:
-        if path.name == "index.md":  # its "Generated <date>" line aside
-            whole[path], split[path] = ([line for line in text.splitlines()
-                                         if not line.startswith(b"Generated ")]
-                                        for text in (whole[path], split[path]))
         assert whole[path] == split[path], path
     table = (d / "parts" / "tables" / "t1.md").read_text()
     assert "- D1: a stand-in" in table and "- D1: a note" in table
+
+
+def test_stale_folds_are_marked_in_cells_and_counted_in_the_index(report_inputs, monkeypatch):
+    """Given the code hashes at HEAD, a cell built from folds of another hash says how many,
+    and index.md counts each table's current, stale and missing folds; a ``+dirty`` fold is
+    stale whatever its hash."""
+    from gpcbench.experiments.report.build import write_report
+
+    d = report_inputs
+    monkeypatch.setattr("gpcbench.experiments.ledger.entry_fold_count", lambda spec, entry: 3)
+    folds = pd.read_csv(d / "e1.csv")
+    folds.loc[(folds["method"] == "m") & (folds["fold"] == 0), "git_commit"] = "abc+dirty"
+    folds.to_csv(d / "e1.csv", index=False)
+    write_report(REPORT_CONFIG, [d / "e1.csv", d / "e2.csv"], d, d / "out",
+                 [d / "d1.json", d / "d2_data.json"], head_hashes={"m": "h", "k": "other"})
+    table = (d / "out" / "tables" / "t1.md").read_text()
+    row = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| ")}
+    assert "(1 stale) [" in row["| M"] and "(3 stale)" in row["| K"]
+    index = (d / "out" / "index.md").read_text()
+    assert "- [T1](tables/t1.md): 2 current, 4 stale, 0 missing" in index
+    assert "- [T2](tables/t2.md): 3 current, 3 stale, 0 missing" in index
+    write_report(REPORT_CONFIG, [d / "e1.csv", d / "e2.csv"], d, d / "plain",
+                 [d / "d1.json", d / "d2_data.json"])
+    assert " stale) [" not in (d / "plain" / "tables" / "t1.md").read_text()
+    assert "## Current, stale, missing" not in (d / "plain" / "index.md").read_text()
 
 
 def test_report_rejects_an_unknown_part_in_one_line(report_inputs, capsys):

@@ -109,7 +109,19 @@ def cmd_run_fold(args) -> None:
 def cmd_collect(args) -> None:
     from gpcbench.experiments.aggregate import collect_folds
 
-    collect_folds(args.results, Path(args.output))
+    collect_folds(args.results, Path(args.output), ledger=args.ledger)
+
+
+def cmd_restore_folds(args) -> None:
+    from gpcbench.experiments.ledger import restore_folds
+
+    restore_folds(args.ledger, args.output)
+
+
+def cmd_status(args) -> None:
+    from gpcbench.experiments.status import print_status
+
+    print_status(args.config, root=Path(args.root))
 
 
 def cmd_report(args) -> None:
@@ -118,7 +130,8 @@ def cmd_report(args) -> None:
     write_report(config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),
                  data_meta_paths=args.data_meta, only=args.only, data_paths=args.data,
-                 split_paths=args.splits)
+                 split_paths=args.splits,
+                 head_hashes=json.loads(args.code_hashes) if args.code_hashes else None)
 
 
 def cmd_check_config(args) -> None:
@@ -181,7 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("collect", help="fold result JSONs -> one CSV")
     p.add_argument("output")
     p.add_argument("results", nargs="+")
+    p.add_argument("--ledger", help="also write the committed fold ledger (.csv.gz) here")
     p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("restore-folds", help="fold ledger (.csv.gz) -> the folds.csv it came from")
+    p.add_argument("ledger")
+    p.add_argument("output")
+    p.set_defaults(func=cmd_restore_folds)
+
+    p = sub.add_parser("status", help="per experiment and method: folds in the ledger made by "
+                                      "the code at HEAD (current), by other code (stale), missing")
+    p.add_argument("--config", default="config/config.yaml")
+    p.add_argument("--root", default=".", help="work directory holding reports/results/ "
+                                                "(default: the current directory)")
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("report", help="write reports/ (tables, figures, index.md), or one part")
     p.add_argument("--only", metavar="table:NAME|summary:EXPERIMENT|figure:NAME|overview",
@@ -196,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processed data sets (.npz) of confusion tables and decision regions")
     p.add_argument("--splits", nargs="*", default=[],
                    help="split files data/splits/<experiment>/<entry>.json of decision regions")
+    p.add_argument("--code-hashes", metavar="JSON",
+                   help="method -> code hash at HEAD: marks stale folds in tables and index.md")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("check-config", help="validate config files (schema, names, options)")

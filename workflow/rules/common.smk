@@ -14,6 +14,9 @@ from gpcbench.workflow import data_code_hash, published_hash, report_outputs
 # Published numbers live in the repository, whatever the config's workdir.
 PUBLISHED = os.path.join(REPO, "config", "published")
 
+# Rebuild reports/ from the committed fold ledger (see report.smk), not from fold results.
+FROM_LEDGER = bool(config.pop("from_ledger", False))
+
 try:
     validate_config(config, published_dir=PUBLISHED)
 except ConfigError as exc:

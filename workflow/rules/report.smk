@@ -14,15 +14,40 @@ FIGURES = config.get("figures", {})
 localrules: table, summary, figure
 
 
-rule collect:
-    input:
-        lambda w: fold_results(w.experiment),
-    output:
-        "results/{experiment}/folds.csv",
-    log:
-        "logs/collect/{experiment}.log",
-    shell:
-        "{GPCBENCH} collect {output} {input} 2> {log}"
+# The collect job also writes the committed fold ledger, reports/results/<experiment>.csv.gz
+# (folds.csv gzipped reproducibly). With --config from_ledger=true (a fresh clone, no
+# results/), folds.csv comes back from the ledger instead and no fold runs: every table,
+# summary and figure is rebuilt from reports/results/ alone.
+if FROM_LEDGER:
+    rule collect:
+        input:
+            "reports/results/{experiment}.csv.gz",
+        output:
+            "results/{experiment}/folds.csv",
+        log:
+            "logs/collect/{experiment}.log",
+        shell:
+            "{GPCBENCH} restore-folds {input} {output} 2> {log}"
+else:
+    rule collect:
+        input:
+            lambda w: fold_results(w.experiment),
+        output:
+            folds="results/{experiment}/folds.csv",
+            ledger="reports/results/{experiment}.csv.gz",
+        log:
+            "logs/collect/{experiment}.log",
+        shell:
+            "{GPCBENCH} collect {output.folds} {input} --ledger {output.ledger} 2> {log}"
+
+
+def head_hashes(experiments, methods=None):
+    """JSON of method -> code hash at HEAD for the methods of ``experiments`` (only ``methods``
+    if given): a param, so editing a method re-marks its stale cells even with no fold rerun."""
+    used = {method for name in experiments for spec in [EXPERIMENTS[name]]
+            for entry in spec["datasets"] for method in entry_methods(spec, entry)}
+    used = used if methods is None else used & set(methods)
+    return json.dumps({method: method_code_hash(method) for method in sorted(used)})
 
 
 def table_meta(wildcards):
@@ -85,8 +110,10 @@ rule table:
             if TABLES[w.table].get("published") else []),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "table", w.table)),
+        code=lambda w: head_hashes([TABLES[w.table]["experiment"]], TABLES[w.table].get("methods")),
     shell:
         "{GPCBENCH} report --only table:{wildcards.table} --config-json {params.config:q}"
+        " --code-hashes {params.code:q}"
         " --published {PUBLISHED:q} --out reports --folds {input.folds}"
         " --data-meta {input.meta} --data {input.data} 2> {log}"
 
@@ -147,6 +174,8 @@ rule report:
         published=published_hash(PUBLISHED),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "overview")),
+        code=lambda w: head_hashes(EXPERIMENTS),
     shell:
         "{GPCBENCH} report --only overview --config-json {params.config:q}"
+        " --code-hashes {params.code:q}"
         " --published {PUBLISHED:q} --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"

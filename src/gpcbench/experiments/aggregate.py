@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpcbench.experiments.ledger import write_ledger
 from gpcbench.io import atomic_write_text
 
 FOLD_COLUMNS = [
@@ -15,7 +16,7 @@ FOLD_COLUMNS = [
     "nonfinite_nlpd", "brier", "n_test", "confusion", "n_train", "options", "fit_s",
     "predict_s", "cpu_s", "converged", "n_iter", "convergence_warnings", "other_warnings",
     "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
-    "git_commit", "packages",
+    "git_commit", "dirty", "packages",
 ]
 
 
@@ -45,6 +46,7 @@ def fold_row(record: dict) -> dict:
         "diagnostics": json.dumps(convergence.get("diagnostics"), sort_keys=True),
         "seed": record["seed"], "data_sha256": provenance.get("data_sha256"),
         "code_hash": provenance.get("code_hash"), "git_commit": provenance.get("git_commit"),
+        "dirty": str(provenance.get("git_commit") or "").endswith("+dirty"),
         "packages": json.dumps(provenance.get("packages", {}), sort_keys=True),
     }
 
@@ -103,11 +105,15 @@ def mean_sd_se(values: np.ndarray) -> tuple[float, float, float]:
     return (float(values.mean()) if n else np.nan), sd, (sd / np.sqrt(n) if n > 1 else np.nan)
 
 
-def collect_folds(result_paths, output: str | Path) -> pd.DataFrame:
-    """Read fold result JSONs and write them as one CSV (atomically)."""
+def collect_folds(result_paths, output: str | Path, ledger: str | Path | None = None) -> pd.DataFrame:
+    """Read fold result JSONs and write them as one CSV (atomically), in the order given (the
+    config's: data set, method, fold); also gzipped as the committed ``ledger`` if given."""
     rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
     frame = pd.DataFrame(rows, columns=FOLD_COLUMNS)
-    atomic_write_text(Path(output), frame.to_csv(index=False))
+    text = frame.to_csv(index=False)
+    atomic_write_text(Path(output), text)
+    if ledger is not None:
+        write_ledger(text, ledger)
     return frame
 
 

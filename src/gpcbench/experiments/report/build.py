@@ -30,13 +30,15 @@ from gpcbench.experiments.report.index import parse_target, report_targets, writ
 
 
 def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
-                 only: str | None = None, data_paths=(), split_paths=()):
+                 only: str | None = None, data_paths=(), split_paths=(),
+                 head_hashes: dict | None = None):
     """Write one output group of ``report_targets`` (``only``, e.g. ``table:kim2006_table4``)
     or, without ``only``, all of them under ``out_dir``. The Snakemake rules run one group per
     job, passing only the folds, data-set metadata and config that group needs, and the
     processed data sets (``data/processed/<name>.npz``) and split files
     (``data/splits/<experiment>/<entry>.json``) of confusion tables and decision-region
-    figures."""
+    figures. ``head_hashes`` (method -> code hash at HEAD) marks table cells built from stale
+    folds and counts current, stale and missing folds per table in ``index.md``."""
 
     targets = [parse_target(config, only)] if only else [
         parse_target(config, target) for target in report_targets(config)]
@@ -49,20 +51,23 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
     summary = summarise(folds) if any(kind == "summary" for kind, _ in targets) else None
     for kind, name in targets:
         if kind == "table":
-            write_table_files(name, config, folds, published_dir, data_meta, out, datasets)
+            write_table_files(name, config, folds, published_dir, data_meta, out, datasets,
+                              head_hashes)
         elif kind == "summary":
             write_summary(name, config["experiments"][name], summary, out)
         elif kind == "figure":
             write_config_figure(name, config, folds, data_meta, out, datasets, splits)
         else:
-            write_overview(config, folds, published_dir, data_meta, out)
+            write_overview(config, folds, published_dir, data_meta, out, head_hashes)
 
 
 def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_dir,
-                      data_meta: dict, out: Path, datasets: dict | None = None) -> pd.DataFrame:
+                      data_meta: dict, out: Path, datasets: dict | None = None,
+                      head_hashes: dict | None = None) -> pd.DataFrame:
     """``tables/<name>.md/.csv/.tex`` of one config table. ``config`` needs only the table and
     its experiment; ``data_meta`` only the table's data sets (for the notes); ``datasets``
-    (processed name -> Dataset) only for a confusion table (its class names)."""
+    (processed name -> Dataset) only for a confusion table (its class names); ``head_hashes``
+    (method -> code hash at HEAD) marks cells built from stale folds."""
     table = config["tables"][name]
     notes = entry_notes(config, table, data_meta)
     if table["metric"] == "confusion":
@@ -78,7 +83,7 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
         write_confusion_table(name, table, cells, notes, Path(out))
         return cells
     cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
-                        expected_fold_counts(config, table))
+                        expected_fold_counts(config, table), head_hashes)
     write_table(name, table, cells, notes, Path(out))
     return cells
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
 from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se
+from gpcbench.experiments.ledger import made_by_head
 from gpcbench.experiments.registry import FitContext, method_spec
 
 ERROR_METRICS = ("error", "error_percent", "errors")
@@ -146,12 +147,16 @@ def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
-                expected_folds: dict | None = None) -> pd.DataFrame:
+                expected_folds: dict | None = None, head_hashes: dict | None = None
+                ) -> pd.DataFrame:
     """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
     successful folds), the published value and the flag. ``expected_folds`` (entry -> the
-    protocol's fold count) fills ``n_expected``, so a cell built from a partial run says so."""
+    protocol's fold count) fills ``n_expected``, so a cell built from a partial run says so;
+    ``head_hashes`` (method -> code hash at HEAD) fills ``n_stale``, the folds made by other
+    code or a ``+dirty`` tree (0 without it)."""
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
+    mine["stale"] = ~made_by_head(mine, head_hashes) if head_hashes is not None else False
     mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
     # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
     # unless it records diagnostics; a successful fold of a method that has the metric but no
@@ -174,12 +179,13 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
             "n_ok": len(group) - len(failed), "n_folds": len(group),
             "n_expected": (expected_folds or {}).get(entry, np.nan),
             "n_undefined": len(group) - len(failed) - values.size,
+            "n_stale": int(group["stale"].sum()),
             "n_test": group["n_test"].astype(float).mean(),
             "failures": _failures(failed),
         })
     cells = pd.DataFrame(rows, columns=["entry", "method", "ours", "ours_spread", "ours_se",
                                         "n_ok", "n_folds", "n_expected", "n_undefined",
-                                        "n_test", "failures"])
+                                        "n_stale", "n_test", "failures"])
     # rows: the published table's methods in its order, then ours it does not print, in config order
     order = list(dict.fromkeys([*published["method"], *cells["method"]]))
     cells = cells.merge(published, on=["entry", "method"], how="outer")

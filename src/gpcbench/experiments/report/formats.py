@@ -18,7 +18,8 @@ DIGITS = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_
 TABLE_LEGEND = (
     "Cells: reproduced mean ± spread over folds [published value]; `!` = differs from "
     "the published value by more than two combined standard errors; (k/N) = only k of "
-    "the protocol's N folds are in; (k undefined) = k runs have no value (the table's "
+    "the protocol's N folds are in; (k stale) = k folds were made by other code than HEAD's "
+    "or from a modified work tree; (k undefined) = k runs have no value (the table's "
     "notes say why); — = not run / not published.")
 
 CONFUSION_LEGEND = (
@@ -47,6 +48,8 @@ def cell_text(r, digits: int) -> str:
     expected = getattr(r, "n_expected", np.nan)  # confusion cells head their section instead
     if r.n_folds < expected:  # NaN (no run, or no expected count) compares False
         ours += f" ({int(r.n_folds)}/{int(expected)})"
+    if getattr(r, "n_stale", 0) > 0:
+        ours += f" ({int(r.n_stale)} stale)"
     if pd.isna(r.pub_mean):
         return ours
     return f"{ours}{' !' if r.flag else ''} [{format_value(r.pub_mean, r.pub_spread, digits)}]"

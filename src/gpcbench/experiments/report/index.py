@@ -4,7 +4,6 @@ reproduced figure and ``reports/index.md`` (links, completeness, failed folds, p
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +16,7 @@ from gpcbench.experiments.report.cells import (
     named_published_cells,
     table_cells,
 )
+from gpcbench.experiments.ledger import fold_states
 from gpcbench.experiments.report.figures import write_published_vs_reproduced
 from gpcbench.io import atomic_write_text
 
@@ -49,7 +49,8 @@ def parse_target(config: dict, target: str) -> tuple[str, str]:
     return kind, name
 
 
-def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: dict, out: Path):
+def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: dict, out: Path,
+                   head_hashes: dict | None = None):
     """``figures/published_vs_reproduced.png`` (every error-metric table's cells) and
     ``index.md`` (links, completeness, failed folds, provenance): needs the whole config and
     every experiment's folds."""
@@ -63,17 +64,18 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
     write_published_vs_reproduced(
         pd.concat(all_cells, ignore_index=True) if all_cells else
         pd.DataFrame(columns=["table", "ours", "pub_mean", "ours_fraction", "pub_fraction"]), out)
-    write_index(config, folds, data_meta, out)
+    write_index(config, folds, data_meta, out, head_hashes)
 
 
-def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path):
+def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
+                head_hashes: dict | None = None):
     """``index.md``: links to every table, summary and figure, the experiments whose folds are
-    not all in, the failed fold jobs, and the provenance of results and data sets."""
+    not all in, per table its current, stale and missing folds (given ``head_hashes``, method
+    -> code hash at HEAD), the failed fold jobs, and the provenance of results and data sets."""
     commits = sorted(set(folds["git_commit"].dropna()))
     packages = json.loads(folds["packages"].dropna().iloc[0]) if folds["packages"].notna().any() else {}
     lines = ["# gpcbench reports\n",
-             f"Generated {datetime.now(timezone.utc).date().isoformat()} from "
-             f"{len(folds)} fold results ({(folds['status'] == 'ok').sum()} ok).\n",
+             f"Generated from {len(folds)} fold results ({(folds['status'] == 'ok').sum()} ok).\n",
              "## Tables (reproduced beside published)\n"]
     lines += [f"- [{t['title']}](tables/{n}.md) ([csv](tables/{n}.csv), [tex](tables/{n}.tex))"
               for n, t in config["tables"].items()]
@@ -84,6 +86,12 @@ def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path):
     lines += [f"![{f['title']}](figures/{n}.png)\n" for n, f in config.get("figures", {}).items()]
     lines += ["## Completeness\n"]
     lines += completeness(config, folds) or ["- every fold result of the config is in"]
+    if head_hashes is not None:
+        lines += ["\n## Current, stale, missing\n",
+                  "Folds of each table made by the method's code at HEAD (current), by other "
+                  "code or from a modified (`+dirty`) work tree (stale), or not run (missing).\n"]
+        lines += [f"- [{t['title']}](tables/{n}.md): " + table_state_counts(config, t, folds, head_hashes)
+                  for n, t in config["tables"].items()]
     lines += ["\n## Failed fold jobs\n"]
     failed = folds[folds["status"] != "ok"]
     lines += [f"- {r.experiment} / {r.dataset} / {r.label} fold {r.fold}: {r.status} — {r.message}"
@@ -98,3 +106,17 @@ def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path):
                      f"| {meta.get('rows')} × {meta.get('columns')} | {str(meta.get('sha256', ''))[:12]} "
                      f"| {meta.get('substitute') or ''} |")
     atomic_write_text(out / "index.md", "\n".join(lines) + "\n")
+
+
+def table_state_counts(config: dict, table: dict, folds: pd.DataFrame, head_hashes: dict) -> str:
+    """'C current, S stale, M missing' over the folds a table shows (its data sets, its
+    ``methods`` if given)."""
+    experiment = table["experiment"]
+    states = fold_states(config, experiment, folds[folds["experiment"] == experiment],
+                         head_hashes)
+    mine = states[states["dataset"].isin(table["datasets"])]
+    if "methods" in table:
+        mine = mine[mine["method"].isin(table["methods"])]
+    counts = mine["state"].value_counts()
+    return ", ".join(f"{int(counts.get(state, 0))} {state}"
+                     for state in ("current", "stale", "missing"))

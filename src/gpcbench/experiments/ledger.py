@@ -1,0 +1,83 @@
+"""The committed fold ledger: ``reports/results/<experiment>.csv.gz``, one row per fold result
+behind the reports (the collect job's ``folds.csv``, gzipped reproducibly), and the state of
+each fold against the code at HEAD (current, stale or missing)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from gpcbench.config import entry_fold_count, entry_methods
+from gpcbench.io import atomic_write_bytes
+
+LEDGER_DIR = Path("reports") / "results"
+
+
+def ledger_path(experiment: str, root: str | Path = ".") -> Path:
+    """Where the ledger of ``experiment`` lives under ``root`` (a work directory)."""
+    return Path(root) / LEDGER_DIR / f"{experiment}.csv.gz"
+
+
+def write_ledger(folds_csv: str, path: str | Path) -> None:
+    """Gzip a ``folds.csv`` text into the ledger, byte-reproducibly (no name, no time stamp)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as out:
+        out.write(folds_csv.encode())
+    atomic_write_bytes(Path(path), buffer.getvalue())
+
+
+def restore_folds(ledger: str | Path, output: str | Path) -> None:
+    """Write the ``folds.csv`` a ledger was made from (the same bytes)."""
+    atomic_write_bytes(Path(output), gzip.decompress(Path(ledger).read_bytes()))
+
+
+def made_by_head(folds: pd.DataFrame, head_hashes: dict) -> pd.Series:
+    """Whether each fold was made by its method's code hash at HEAD (``head_hashes``: method
+    -> hash) from a clean work tree; a ``+dirty`` fold never is."""
+    clean = ~folds["git_commit"].astype(str).str.endswith("+dirty")
+    return clean & (folds["code_hash"] == folds["method"].map(head_hashes))
+
+
+def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes: dict) -> pd.DataFrame:
+    """One row per fold the config asks for: entry, method, fold, ``state`` (``current``: made
+    by the method's code hash at HEAD from a clean work tree; ``stale``: by another hash or a
+    ``+dirty`` tree; ``missing``: not in ``folds``) and the fold's CPU seconds (NaN if missing).
+    ``head_hashes`` maps method -> code hash at HEAD."""
+    spec = config["experiments"][experiment]
+    folds = folds.assign(current=made_by_head(folds, head_hashes))
+    known = {(r.dataset, r.method, int(r.fold)): r for r in folds.itertuples()}
+    rows = []
+    for entry in spec["datasets"]:
+        for method in entry_methods(spec, entry):
+            for fold in range(entry_fold_count(spec, entry)):
+                record = known.get((entry, method, fold))
+                if record is None:
+                    state, cpu = "missing", float("nan")
+                else:
+                    state = "current" if record.current else "stale"
+                    cpu = float(getattr(record, "cpu_s", float("nan")))  # NaN if unmeasured
+                rows.append({"dataset": entry, "method": method, "fold": fold, "state": state,
+                             "cpu_s": cpu})
+    return pd.DataFrame(rows, columns=["dataset", "method", "fold", "state", "cpu_s"])
+
+
+def state_counts(states: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Counts of current, stale and missing folds per ``by`` group, with the measured CPU
+    seconds of the stale folds and an estimate for the missing ones (the mean CPU seconds of
+    the group's measured folds times their number)."""
+    def group_counts(group: pd.DataFrame) -> pd.Series:
+        counts = group["state"].value_counts()
+        stale = group[group["state"] == "stale"]
+        measured = group["cpu_s"].dropna()
+        n_missing = int(counts.get("missing", 0))
+        return pd.Series({
+            "current": int(counts.get("current", 0)), "stale": int(counts.get("stale", 0)),
+            "missing": n_missing, "stale_cpu_s": float(stale["cpu_s"].sum()),
+            "missing_cpu_s_est": float(measured.mean() * n_missing) if len(measured) and n_missing
+            else (0.0 if not n_missing else float("nan")),
+        })
+
+    return states.groupby(by, sort=False).apply(group_counts, include_groups=False).reset_index()

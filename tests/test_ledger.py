@@ -1,0 +1,52 @@
+"""The committed fold ledger: reproducible gzip of folds.csv, restored byte for byte; fold
+states against the code hashes at HEAD; ``gpcbench status``."""
+
+import gzip
+
+import pandas as pd
+import yaml
+
+from gpcbench.cli import main
+from gpcbench.experiments.ledger import (fold_states, ledger_path, restore_folds, state_counts,
+                                         write_ledger)
+
+CONFIG = {"experiments": {"toy": {"protocol": {"type": "kfold", "folds": 2},
+                                  "datasets": {"crabs": {}}, "methods": ["lda", "1nn"]}}}
+
+
+def folds_frame():
+    return pd.DataFrame({
+        "dataset": ["crabs"] * 3, "method": ["lda", "lda", "1nn"], "fold": [0, 1, 0],
+        "code_hash": ["head-lda", "head-lda", "old"],
+        "git_commit": ["abc", "abc+dirty", "abc"], "cpu_s": [2.0, 3.0, 5.0]})
+
+
+def test_the_ledger_is_reproducible_and_restores_the_same_bytes(tmp_path):
+    text = "experiment,fold\ntoy,0\ntoy,1\n"
+    write_ledger(text, tmp_path / "a.csv.gz")
+    write_ledger(text, tmp_path / "b.csv.gz")
+    assert (tmp_path / "a.csv.gz").read_bytes() == (tmp_path / "b.csv.gz").read_bytes()
+    assert gzip.decompress((tmp_path / "a.csv.gz").read_bytes()).decode() == text
+    restore_folds(tmp_path / "a.csv.gz", tmp_path / "folds.csv")
+    assert (tmp_path / "folds.csv").read_text() == text
+
+
+def test_fold_states_count_dirty_and_other_hashes_as_stale():
+    states = fold_states(CONFIG, "toy", folds_frame(), {"lda": "head-lda", "1nn": "head-1nn"})
+    assert list(states["state"]) == ["current", "stale", "stale", "missing"]
+    counts = state_counts(states, ["method"]).set_index("method")
+    assert counts.loc["lda", ["current", "stale", "missing"]].tolist() == [1, 1, 0]
+    assert counts.loc["lda", "stale_cpu_s"] == 3.0
+    assert counts.loc["1nn", ["current", "stale", "missing"]].tolist() == [0, 1, 1]
+    assert counts.loc["1nn", "missing_cpu_s_est"] == 5.0
+
+
+def test_status_prints_counts_per_experiment_and_method(tmp_path, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    write_ledger(folds_frame().to_csv(index=False), ledger_path("toy", tmp_path))
+    assert main(["status", "--config", str(config), "--root", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:5] == ["experiment", "method", "current", "stale", "missing"]
+    assert lines[1].split()[:5] == ["toy", "lda", "0", "2", "0"]  # hash differs from HEAD
+    assert lines[-1].split()[:4] == ["total", "0", "3", "1"]
