@@ -77,3 +77,38 @@ def test_a_sibling_in_the_same_family_module_reruns_nothing(monkeypatch):
     after = _rehash(monkeypatch, "gpcbench.baselines.neighbors")
     assert before["lda"] == after["lda"]
     assert before["knn"] != after["knn"] and before["1nn"] != after["1nn"]
+
+
+REAL_VERSION = registry.metadata.version
+
+
+def _hashes_with_version(monkeypatch, distribution, version="999"):
+    """method_code_hash of every method with ``distribution`` reported at ``version``."""
+    monkeypatch.setattr(registry.metadata, "version",
+                        lambda name: version if name == distribution else REAL_VERSION(name))
+    registry.method_code_hash.cache_clear()
+    try:
+        return {name: registry.method_code_hash(name) for name in registry.METHODS}
+    finally:
+        registry.method_code_hash.cache_clear()
+
+
+def test_a_new_version_of_an_imported_distribution_reruns_its_importers(monkeypatch):
+    """run_fold imports threadpoolctl, so every method depends on its version; no method's
+    modules import pandas (only the reports do), so a new pandas reruns no fold."""
+    before = _hashes_with_version(monkeypatch, "nothing")
+    bumped = _hashes_with_version(monkeypatch, "threadpoolctl")
+    assert all(before[name] != bumped[name] for name in before)
+    assert _hashes_with_version(monkeypatch, "pandas") == before
+
+
+def test_every_module_of_the_methods_package_registers_its_family():
+    """Families are found, not listed: each module of gpcbench/experiments/methods registered
+    at least one method, so adding one needs no edit of the registry (every hash's module)."""
+    import pathlib
+
+    from gpcbench.experiments import methods
+
+    families = {path.stem for path in pathlib.Path(methods.__file__).parent.glob("*.py")}
+    registering = {spec.factory.__module__.rsplit(".", 1)[1] for spec in registry.METHODS.values()}
+    assert families - {"__init__"} == registering

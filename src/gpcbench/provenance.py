@@ -103,3 +103,23 @@ def imported_modules(*roots: str) -> list[str]:
             seen.add(module)
             todo.extend(gpcbench_imports(module))
     return sorted(seen)
+
+
+@cache
+def third_party_imports(module: str) -> frozenset[str]:
+    """The top-level names of the non-gpcbench packages ``module``'s source imports."""
+    names = set()
+    for node in ast.walk(ast.parse(module_source(module))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return frozenset(names - {"gpcbench"})
+
+
+def imported_distributions(*modules: str) -> set[str]:
+    """The installed distributions (PyPI names) that ``modules`` import directly; the standard
+    library and uninstalled optional imports have none."""
+    providers = metadata.packages_distributions()
+    return {dist for module in modules for name in third_party_imports(module)
+            for dist in providers.get(name, ())}

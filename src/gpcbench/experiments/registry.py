@@ -1,8 +1,8 @@
 """Method registry: name -> estimator factory, printed label and the code its results depend on.
 
 Adding a method is one ``register(MethodSpec(...))`` call in a module of
-``gpcbench.experiments.methods`` (listed in :data:`METHOD_MODULES`); the Snakemake rules read
-the registry, so they never change. Each fold job carries :func:`method_code_hash` in its
+``gpcbench.experiments.methods`` (every module there is imported, none is listed); the Snakemake
+rules read the registry, so they never change, and neither does this module. Each fold job carries :func:`method_code_hash` in its
 ``params``: Snakemake reruns a job when its params change, so editing any module a method's
 factory reaches reruns exactly that method's folds (and the reports),
 while new file times (a fresh clone) rerun nothing.
@@ -15,14 +15,17 @@ import functools
 import hashlib
 import importlib
 import inspect
+import pkgutil
 import textwrap
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Callable
 
-from gpcbench.provenance import import_targets, imported_modules, module_source
+from gpcbench.provenance import (import_targets, imported_distributions, imported_modules,
+                                 module_source)
 
-#: Third-party packages whose code runs in a fit: their versions enter every method's hash.
+#: Third-party packages whose code runs in every fit: their versions enter every method's hash,
+#: beside those of the distributions the method's own modules import (GPy for its rows, say).
 FIT_PACKAGES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite")
 # Modules every fold result depends on, whatever the method.
 COMMON_MODULES = (
@@ -149,29 +152,26 @@ def method_modules(name: str) -> list[str]:
 @functools.cache
 def method_code_hash(name: str) -> str:
     """SHA-256 over the source of :func:`method_modules`, the factory's code
-    (:func:`factory_code`) and the versions of :data:`FIT_PACKAGES`."""
+    (:func:`factory_code`) and the versions of :data:`FIT_PACKAGES` and of the distributions
+    those modules import."""
     spec = method_spec(name)
+    modules = method_modules(name)
     digest = hashlib.sha256()
-    for module in method_modules(name):
+    for module in modules:
         digest.update(module.encode() + b"\0" + module_source(module))
     for part in factory_code(spec.factory)[0]:
         digest.update(part.encode())
-    for package in FIT_PACKAGES:
+    for package in sorted(set(FIT_PACKAGES) | imported_distributions(*modules)):
         digest.update(f"{package}=={metadata.version(package)}".encode())
     return digest.hexdigest()[:16]
 
 
-# Method families register themselves; adding a family = one module + one line here.
-METHOD_MODULES = (
-    "gpcbench.experiments.methods.baselines",
-    "gpcbench.experiments.methods.svm",
-    "gpcbench.experiments.methods.ep",
-    "gpcbench.experiments.methods.ep_multiclass",
-    "gpcbench.experiments.methods.variational",
-    "gpcbench.experiments.methods.laplace",
-    "gpcbench.experiments.methods.laplace_softmax",
-    "gpcbench.experiments.methods.mcmc_gpc",
-    "gpcbench.experiments.methods.gkm",
-)
-for _module in METHOD_MODULES:
-    importlib.import_module(_module)
+def _register_method_families() -> None:
+    """Import every module of :mod:`gpcbench.experiments.methods`: each registers its family,
+    so adding a family is adding a module (and no method's hash changes)."""
+    package = importlib.import_module("gpcbench.experiments.methods")
+    for family in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+        importlib.import_module(family.name)
+
+
+_register_method_families()
