@@ -327,3 +327,25 @@ def test_reports_rebuild_from_the_ledger_alone(copy_of_repo, tmp_path):
     assert sorted(rebuilt) == sorted(reports)
     assert [name for name in reports if rebuilt[name] != reports[name]] == []
     assert all(os.stat(fresh / name).st_mtime > 0 for name in reports)
+
+
+@pytest.mark.slow
+def test_a_partial_report_runs_no_missing_fold_and_counts_it(copy_of_repo, tmp_path):
+    """``--config partial=true`` reports the folds on disk: one deleted fold and a new
+    experiment with none are not run, and index.md counts them missing."""
+    work, env = copy_of_repo
+    partial = tmp_path / "partial"
+    shutil.copytree(work, partial, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    (partial / "results" / "toy" / "cho_mixture" / "knn" / "fold1.json").unlink()
+    config = yaml.safe_load((partial / "config" / "config.yaml").read_text())
+    config["experiments"]["toy_new"] = {**config["experiments"]["toy"], "methods": ["lda"]}
+    config["tables"]["toy_new_table"] = {**config["tables"]["toy_table"], "experiment": "toy_new"}
+    (partial / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    env = {**env, "PYTHONPATH": str(partial / "src")}
+    planned = planned_jobs(partial, env, "--config", "partial=true")
+    assert "run_fold" not in planned and "collect" in planned
+    subprocess.run([*SNAKEMAKE, "--cores", "2", "all", "--config", "partial=true"],
+                   cwd=partial, env=env, check=True, capture_output=True)
+    index = (partial / "reports" / "index.md").read_text()
+    assert "toy: 5 of 6 fold results" in index and "toy_new: 0 of 2 fold results" in index
+    assert (partial / "reports" / "tables" / "toy_new_table.md").is_file()

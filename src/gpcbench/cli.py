@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("collect", help="fold result JSONs -> one CSV")
     p.add_argument("output")
-    p.add_argument("results", nargs="+")
+    p.add_argument("results", nargs="*", help="none: an experiment with no fold on disk yet")
     p.add_argument("--ledger", help="also write the committed fold ledger (.csv.gz) here")
     p.set_defaults(func=cmd_collect)
 

@@ -16,6 +16,9 @@ PUBLISHED = os.path.join(REPO, "config", "published")
 
 # Rebuild reports/ from the committed fold ledger (see report.smk), not from fold results.
 FROM_LEDGER = bool(config.pop("from_ledger", False))
+# Report the fold results already on disk and run no missing fold (a run still going, or
+# experiments not rerun yet): their folds are counted missing in reports/index.md.
+PARTIAL = bool(config.pop("partial", False))
 
 try:
     validate_config(config, published_dir=PUBLISHED)
@@ -45,14 +48,15 @@ def split_data(experiment, entry):
 
 
 def fold_results(experiment):
-    """Every fold result file of one experiment."""
+    """Every fold result file of one experiment (only those on disk with ``partial``)."""
     spec = EXPERIMENTS[experiment]
-    return [
+    paths = [
         f"results/{experiment}/{entry}/{method}/fold{fold}.json"
         for entry in spec["datasets"]
         for method in entry_methods(spec, entry)
         for fold in range(entry_fold_count(spec, entry))
     ]
+    return [path for path in paths if os.path.exists(path)] if PARTIAL else paths
 
 
 def used_datasets():

@@ -61,6 +61,15 @@ SAMPLER_DIAGNOSTICS = {
 }
 
 
+#: The columns of :func:`summarise` after experiment, dataset, method, in order.
+SUMMARY_COLUMNS = [
+    "label", "n_folds", "n_ok", "n_failed", "failures", "error_mean", "error_sd", "error_se",
+    "errors_mean", "n_test_mean", "nlpd_mean", "brier_mean", "fit_s_mean", "fit_s_total",
+    "converged_fraction", "n_optimiser_warnings", "n_nonfinite_nlpd", *SAMPLER_DIAGNOSTICS,
+    "burn_in_mean", "burn_in_undefined",
+]
+
+
 def diagnostic_value(text, path: str) -> float:
     """The value at a dotted ``path`` of a fold's sampler diagnostics (NaN where absent)."""
     value = json.loads(text) if isinstance(text, str) else None
@@ -142,4 +151,5 @@ def summarise(folds: pd.DataFrame) -> pd.DataFrame:
         })
 
     keys = ["experiment", "dataset", "method"]
-    return folds.groupby(keys, sort=False).apply(cell, include_groups=False).reset_index()
+    summary = folds.groupby(keys, sort=False).apply(cell, include_groups=False).reset_index()
+    return summary.reindex(columns=keys + SUMMARY_COLUMNS)  # the columns also with no folds
