@@ -9,8 +9,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from gpcbench.covariance import Covariance
 from gpcbench.learning.em_ep import em_ep
-from gpcbench.learning.evidence_lbfgs import maximize_evidence
-from gpcbench.learning.stopping import BOUND_SLACK, LOG_BOUNDS, StoppingRule, projected_gradient
+from gpcbench.learning.evidence_lbfgs import em_then_lbfgs, maximize_evidence
+from gpcbench.learning.stopping import (
+    BOUND_SLACK,
+    LOG_BOUNDS,
+    StoppingRule,
+    projected_gradient,
+    stalled,
+)
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 from gpcbench.models import EPGaussianProcessClassifier, MulticlassEPGaussianProcessClassifier
 
@@ -26,13 +32,13 @@ def _data(n=60, d=2, seed=0, flip=3):
 
 
 @pytest.mark.parametrize("ard", [False, True])
-def test_em_and_lbfgs_reach_the_same_converged_maximum(ard):
+@pytest.mark.parametrize("quasi_newton", [maximize_evidence, em_then_lbfgs])
+def test_em_and_lbfgs_reach_the_same_converged_maximum(ard, quasi_newton):
     X, y = _data(seed=1)
     start = Covariance(1.0, 1e-4, 1e-3, np.full(2 if ard else 1, 0.05))
     em = em_ep(X, y, start, NoisyThresholdLikelihood(), gtol=GTOL, max_iter=500)
-    lbfgs = maximize_evidence(X, y, start, NoisyThresholdLikelihood(),
-                              learn=("theta0", "theta1", "theta2", "inverse_lengthscale"),
-                              gtol=GTOL)
+    lbfgs = quasi_newton(X, y, start, NoisyThresholdLikelihood(),
+                         learn=("theta0", "theta1", "theta2", "inverse_lengthscale"), gtol=GTOL)
     assert em.converged and lbfgs.converged
     for result in (em, lbfgs):  # the converged gradient is below the tolerance
         assert result.trace[-1]["gradient_norm"] <= GTOL
@@ -96,7 +102,30 @@ def test_stopping_rule_gradient_change_and_bounds():
     assert rule.converged and rule.reason == "change"
 
 
-@pytest.mark.parametrize("optimizer", ["em", "lbfgs"])
+def test_stalled_compares_the_best_of_the_last_steps_with_the_best_before():
+    assert not stalled([-10.0, -9.0, -8.0, -7.0], rtol=1e-3)  # still climbing
+    assert stalled([-10.0, -7.0, -7.0001, -7.00005, -7.0002], rtol=1e-4)  # gained 5e-5 < 7e-4
+    assert not stalled([-10.0, -7.0, -12.0, -11.0, -6.0], rtol=1e-4)  # a jump in the window
+    assert not stalled([-10.0, -10.0, -10.0, -10.0, -10.0], rtol=0.0)  # rtol 0: never
+
+
+def test_em_lbfgs_hands_a_stalled_em_over_to_lbfgs():
+    """On a flat ridge of the GPC-EP(s,hard) evidence (theta0 traded against the fixed
+    latent noise theta2) EM-EP stalls; L-BFGS-B from its last E-step converges, and the trace
+    numbers both phases on from one another."""
+    X, y = _data(n=120, d=4, seed=0, flip=12)
+    start = Covariance(1.0, 1e-4, 1e-6, np.array([0.05]))
+    learn = ("theta0", "theta1", "inverse_lengthscale")
+    result = em_then_lbfgs(X, y, start, NoisyThresholdLikelihood(), learn=learn, gtol=GTOL)
+    phases = [entry["phase"] for entry in result.trace]
+    assert result.converged and phases[0] == "em" and phases[-1] == "lbfgs"
+    assert [entry["iteration"] for entry in result.trace] == list(range(len(result.trace)))
+    handover = phases.index("lbfgs") - 1
+    assert result.trace[handover]["stop_reason"] == "stalled"
+    assert result.log_evidence >= result.trace[handover]["log_evidence"]
+
+
+@pytest.mark.parametrize("optimizer", ["em", "lbfgs", "em-lbfgs"])
 def test_a_fit_stopped_at_its_cap_warns(optimizer):
     X, y = _data(seed=6)
     with warnings.catch_warnings(record=True) as caught:
@@ -106,7 +135,7 @@ def test_a_fit_stopped_at_its_cap_warns(optimizer):
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
-@pytest.mark.parametrize("optimizer", ["em", "lbfgs"])
+@pytest.mark.parametrize("optimizer", ["em", "lbfgs", "em-lbfgs"])
 def test_every_scheme_logs_its_iterations_and_its_end(optimizer, caplog):
     """Progress lines (gpcbench.progress, what a fold job's log shows while it runs): the first
     iteration with its log Z and gradient, and a final line with the outcome."""
@@ -118,3 +147,28 @@ def test_every_scheme_logs_its_iterations_and_its_end(optimizer, caplog):
     assert "|grad|" in lines[0]
     assert lines[-1].startswith(f"EPGaussianProcessClassifier ({optimizer}): stopped after ")
     assert lines[-1].endswith(f"converged {clf.converged_}")
+
+
+def test_lbfgs_trust_box_keeps_off_the_independent_latent_plateau():
+    """Pima-like data (n = 180, 7 inputs, noisy labels), GPC-EP(s,hard) from K&G footnote 11:
+    unconfined, L-BFGS-B's second step (curvature ~0 over the first) goes to the inverse
+    lengthscale's upper bound, where every latent is independent and log Z_EP is flat; the
+    trust box reaches the interior maximum, 9 nats higher, with a finite lengthscale."""
+    from gpcbench.estimators.ep import gpc_ep_variant
+    from gpcbench.learning.em_ep import initial_hyperparameters
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((180, 7))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + rng.standard_normal(180) > 0.6, 1.0, -1.0)
+    variant = "GPC-EP(s,hard)"
+    covariance = gpc_ep_variant(variant, init=initial_hyperparameters(variant))._covariance(7)
+    fit = {radius: maximize_evidence(X, y, covariance, NoisyThresholdLikelihood(0.0),
+                                     learn=("theta0", "theta1", "inverse_lengthscale"),
+                                     trust_radius=radius, gtol=GTOL)
+           for radius in (np.inf, 2.0)}
+    plateau, interior = fit[np.inf].trace[-1], fit[2.0].trace[-1]
+    assert plateau["hyperparameters"]["inverse_lengthscale"] > 1e5  # the bound is 1e6
+    assert fit[2.0].converged and interior["at_bound"] == []
+    assert 0.1 < interior["hyperparameters"]["inverse_lengthscale"] < 10
+    assert interior["gradient_norm"] <= GTOL
+    assert fit[2.0].ep.log_evidence > fit[np.inf].ep.log_evidence + 5

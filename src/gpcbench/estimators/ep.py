@@ -31,14 +31,16 @@ from gpcbench.learning.em_ep import (
     initial_hyperparameters,
     trace_entry,
 )
-from gpcbench.learning.evidence_lbfgs import maximize_evidence
+from gpcbench.learning.evidence_lbfgs import em_then_lbfgs, maximize_evidence
 from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
 from gpcbench.monitor import warn_at_cap
 
 #: Hyperparameter learning schemes: "em" is K&G's EM-EP (K&G sec. 3.3), "lbfgs" maximises log Z_EP
-#: directly with its exact gradient (K&G Theorem 1; :mod:`gpcbench.learning.evidence_lbfgs`).
-OPTIMIZERS = ("lbfgs", "em")
+#: directly with its exact gradient (K&G Theorem 1; :mod:`gpcbench.learning.evidence_lbfgs`),
+#: "em-lbfgs" runs EM-EP until it converges or stalls, then "lbfgs" from there.
+LEARNERS = {"lbfgs": maximize_evidence, "em": em_ep, "em-lbfgs": em_then_lbfgs}
+OPTIMIZERS = tuple(LEARNERS)
 
 
 class EPGaussianProcessBase(Eq13Estimator):
@@ -64,8 +66,7 @@ class EPGaussianProcessBase(Eq13Estimator):
         if learn:
             if self.optimizer not in OPTIMIZERS:
                 raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-            learner = em_ep if self.optimizer == "em" else maximize_evidence
-            result = learner(X, targets, covariance, likelihood, learn=learn,
+            result = LEARNERS[self.optimizer](X, targets, covariance, likelihood, learn=learn,
                              max_iter=self.max_iter, gtol=self.tol, ep_options=ep_options,
                              label=f"{type(self).__name__} ({self.optimizer})")
             covariance, likelihood, ep = result.covariance, result.likelihood, result.ep
@@ -113,11 +114,13 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
         among ``"theta0", "theta1", "theta2", "inverse_lengthscale", "epsilon"``.
     ep_schedule : {"sequential", "parallel"}, default="sequential"
         EP site-update schedule (see :mod:`gpcbench.inference.ep`).
-    optimizer : {"lbfgs", "em"}, default="lbfgs"
+    optimizer : {"lbfgs", "em", "em-lbfgs"}, default="lbfgs"
         How hyperparameters are learned: "lbfgs" maximises the EP log evidence directly by
         L-BFGS-B with its exact gradient (K&G Theorem 1), EP warm-started at every step;
-        "em" is K&G's EM-EP (K&G sec. 3.3). Both maximise the same log Z_EP and stop by
-        the same rule (:mod:`gpcbench.learning.stopping`); "em" is several times slower.
+        "em" is K&G's EM-EP (K&G sec. 3.3); "em-lbfgs" runs EM-EP until it converges or
+        stalls in its linear phase, then "lbfgs" from there. All maximise the same log Z_EP
+        and stop by the same rule (:mod:`gpcbench.learning.stopping`); "em" is several times
+        slower and may stop at the cap where the evidence is flat.
     max_iter : int, default=200
         Maximum number of L-BFGS-B or EM iterations; stopping there warns
         (:class:`~sklearn.exceptions.ConvergenceWarning`) and leaves ``converged_`` False.

@@ -31,7 +31,7 @@ SVM = {"cv_folds": CV_FOLDS}
 EP = {
     **COVARIANCE, **ITERATIONS, "epsilon": NONNEGATIVE, "learn_hyperparameters": FLAG,
     "ep_schedule": {"enum": ["sequential", "parallel"]},
-    "optimizer": {"enum": ["lbfgs", "em"]},  # hyperparameter learning: L-BFGS-B or K&G's EM-EP
+    "optimizer": {"enum": ["lbfgs", "em", "em-lbfgs"]},  # L-BFGS-B, K&G's EM-EP, or EM then L-BFGS-B
     "warm_start": FLAG,  # K&G footnote 11: start from the previous fold's (or same fold's) fit
 }
 EP_MULTICLASS = {**EP, "prediction_rule": {"enum": ["eq53", "eq54", "probability"]}}

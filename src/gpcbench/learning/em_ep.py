@@ -43,7 +43,7 @@ from scipy.optimize import minimize
 from gpcbench.covariance import COVARIANCE_NAMES, Covariance
 from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.inference.ep import EPResult, expectation_propagation
-from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
+from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule, stalled
 from gpcbench.likelihoods import Likelihood
 from gpcbench.monitor import Progress, warn_at_cap
 
@@ -275,6 +275,7 @@ def em_ep(
     ep_options: dict | None = None,
     m_step_maxiter: int = M_STEP_MAXITER,
     accelerate: bool = True,
+    stall_rtol: float = 0.0,
     label: str = "EM-EP",
 ) -> EMEPResult:
     """Fit hyperparameters by EM-EP.
@@ -305,6 +306,8 @@ def em_ep(
     accelerate : bool
         Extrapolate every two EM steps by SQUAREM (:meth:`_EMRun.extrapolate`); the
         plain EM map otherwise.
+    stall_rtol : float
+        If > 0, stop unconverged (no warning) where log Z stalls (stopping.stalled).
     label : str
         Names the fit in progress lines and warnings.
 
@@ -320,7 +323,7 @@ def em_ep(
     y = np.asarray(y, dtype=float)
     learn = learnable(learn, likelihood)
     run = _EMRun(X, y, covariance, likelihood, learn, dict(ep_options or {}), m_step_maxiter,
-                 StoppingRule([], gtol=gtol, ftol=ftol), Progress(label))
+                 StoppingRule([], gtol=gtol, ftol=ftol), Progress(label), stall_rtol)
     state = run.e_step(covariance, likelihood)
     while not run.done(max_iter):
         first = run.e_step(*run.m_step(state))
@@ -329,7 +332,7 @@ def em_ep(
             continue
         second = run.e_step(*run.m_step(first))
         state = second if run.done(max_iter) else run.extrapolate(state, first, second)
-    if not run.rule.converged:
+    if not run.rule.converged and not run.stalled():
         warn_at_cap(label, "EM", max_iter,
                     f"|grad log Z| = {run.trace[-1]['gradient_norm']:.2e} > gtol = {gtol}; "
                     "optimizer='lbfgs' converges faster")
@@ -358,7 +361,7 @@ class _EMRun:
     """
 
     def __init__(self, X, y, covariance, likelihood, learn, ep_options, m_step_maxiter, rule,
-                 progress):
+                 progress, stall_rtol=0.0):
         self.X, self.y, self.ep_options = X, y, ep_options
         self.m_step_maxiter = m_step_maxiter
         self.free = free_mask(covariance, learn)
@@ -366,12 +369,20 @@ class _EMRun:
         self.template = (covariance, likelihood)
         rule.names = [n for n, f in zip(covariance.param_names, self.free) if f]
         rule.names += [likelihood.parameter_name] * self.learn_likelihood
-        self.rule, self.progress = rule, progress
+        self.rule, self.progress, self.stall_rtol = rule, progress, stall_rtol
         self.trace: list[dict] = []
         self.sites = None
 
     def done(self, max_iter) -> bool:
-        return self.rule.converged or len(self.trace) > max_iter
+        return self.rule.converged or len(self.trace) > max_iter or self.stalled()
+
+    def stalled(self) -> bool:
+        """:func:`~gpcbench.learning.stopping.stalled` on log Z (marked in the trace)."""
+        values = [entry["log_evidence"] for entry in self.trace]
+        if self.rule.converged or not stalled(values, self.stall_rtol):
+            return False
+        self.trace[-1]["stop_reason"] = "stalled"
+        return True
 
     def point(self, covariance, likelihood) -> np.ndarray:
         point = covariance.log_params[self.free]

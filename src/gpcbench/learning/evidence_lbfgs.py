@@ -24,6 +24,8 @@ zero) counts as converged and is named in the trace.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.linalg import LinAlgError
 from scipy.optimize import minimize
@@ -32,6 +34,7 @@ from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
 from gpcbench.learning.em_ep import (
     EMEPResult,
+    em_ep,
     free_mask,
     learnable,
     likelihood_gradient,
@@ -60,6 +63,14 @@ MAX_FIRST_STEP = 1.0
 #: bound 10^6 of the inverse lengthscale, better than where it stood (-124.8 against -143.5)
 #: so accepted, but 16.6 nats below the maximum that EM-EP finds 3 log units from the start.
 TRUST_RADIUS = 2.0
+#: A coordinate that runs into its face of the trust box has its half-width multiplied by
+#: this for the next run (up to MAX_TRUST_RADIUS): one that keeps going (an irrelevant input's
+#: inverse lengthscale on its way to the lower bound) is not held to 2 log units per run.
+TRUST_GROWTH = 2.0
+MAX_TRUST_RADIUS = 16.0
+#: ``optimizer="em-lbfgs"``: EM-EP hands over to L-BFGS-B when three E-steps raise log Z by
+#: less than this, relative (:func:`~gpcbench.learning.stopping.stalled`).
+EM_STALL_RTOL = 1e-4
 
 
 class EvidenceObjective:
@@ -149,6 +160,7 @@ def maximize_evidence(
     gtol: float = DEFAULT_GTOL,
     ftol: float = DEFAULT_FTOL,
     ep_options: dict | None = None,
+    trust_radius: float = TRUST_RADIUS,
     label: str = "EP evidence L-BFGS-B",
 ) -> EMEPResult:
     """Maximise log Z_EP over the learned hyperparameters with L-BFGS-B and its exact gradient.
@@ -161,6 +173,10 @@ def maximize_evidence(
         Maximum number of L-BFGS-B iterations.
     gtol, ftol : float
         The stopping rule (:class:`~gpcbench.learning.stopping.StoppingRule`).
+    trust_radius : float
+        Initial half-width of the trust box (log units) of the L-BFGS-B runs
+        (:data:`TRUST_RADIUS`, grown by :data:`TRUST_GROWTH` per coordinate that runs into
+        its face); ``np.inf``: one run on the whole of LOG_BOUNDS.
 
     Returns
     -------
@@ -190,10 +206,11 @@ def maximize_evidence(
                  entry["gradient_norm"])
         if rule.converged and not final:
             raise _Converged
-        if box is not None and on_trust_box_face(point, *box):
-            raise _LeftTrustBox(np.array(point))
+        if box is not None and on_trust_box_face(point, *box).any():
+            raise _LeftTrustBox(np.array(point), on_trust_box_face(point, *box))
 
     point = objective.start()
+    radius = np.full(point.size, trust_radius)
     try:
         record(point)
     except _Converged:
@@ -202,7 +219,7 @@ def maximize_evidence(
         # One L-BFGS-B run in the trust box around ``point``; it ends when the stopping rule
         # is met, when an iterate reaches the box's face (the next run is centred there), or
         # when L-BFGS-B stops by itself (cap, or a line search without progress).
-        low, high = trust_box(point)
+        low, high = trust_box(point, radius)
         objective.scale = objective.first_step_scale(objective.evaluate(point)[1])
         try:
             minimize(objective, point, jac=True, method="L-BFGS-B",
@@ -212,8 +229,11 @@ def maximize_evidence(
             break
         except _Converged:
             pass
-        except _LeftTrustBox as exit_point:
-            point = exit_point.args[0]
+        except _LeftTrustBox as exit:
+            point, through_face = exit.args
+            radius = np.where(through_face, np.minimum(radius * TRUST_GROWTH,
+                                                       max(trust_radius, MAX_TRUST_RADIUS)),
+                              radius)
     if not rule.converged and not np.array_equal(objective.best[1], rule.previous[1]):
         # L-BFGS-B stopped by itself (cap, or line search without progress) short of its best
         record(objective.best[1], final=True)
@@ -227,16 +247,17 @@ def maximize_evidence(
     return EMEPResult(cov, lik, ep, trace, rule.converged, len(trace) - 1)
 
 
-def trust_box(point, radius=TRUST_RADIUS):
-    """(low, high): the box of half-width ``radius`` around ``point``, within LOG_BOUNDS."""
+def trust_box(point, radius):
+    """(low, high): the box of half-widths ``radius`` around ``point``, within LOG_BOUNDS."""
     return (np.maximum(point - radius, LOG_BOUNDS[0]), np.minimum(point + radius, LOG_BOUNDS[1]))
 
 
-def on_trust_box_face(point, low, high, slack=BOUND_SLACK) -> bool:
-    """Whether ``point`` reached a face of the trust box that is not a face of LOG_BOUNDS."""
+def on_trust_box_face(point, low, high, slack=BOUND_SLACK) -> np.ndarray:
+    """Which coordinates of ``point`` reached a face of the trust box that is not a face of
+    LOG_BOUNDS."""
     at_low = (point <= low + slack) & (low > LOG_BOUNDS[0])
     at_high = (point >= high - slack) & (high < LOG_BOUNDS[1])
-    return bool(np.any(at_low | at_high))
+    return at_low | at_high
 
 
 class _Converged(Exception):
@@ -244,4 +265,30 @@ class _Converged(Exception):
 
 
 class _LeftTrustBox(Exception):
-    """Raised from the L-BFGS-B callback with the iterate that reached the trust box's face."""
+    """Raised from the L-BFGS-B callback with the iterate that reached the trust box's face
+    and the mask of the coordinates that did."""
+
+
+def em_then_lbfgs(X, y, covariance: Covariance, likelihood: Likelihood, *, learn,
+                  max_iter: int = 200, gtol: float = DEFAULT_GTOL,
+                  ep_options: dict | None = None, label: str = "EM-EP + L-BFGS-B") -> EMEPResult:
+    """K&G's EM-EP until it converges or stalls (:data:`EM_STALL_RTOL`), then
+    :func:`maximize_evidence` from where it stopped (the ``optimizer="em-lbfgs"`` scheme).
+
+    EM-EP follows the paper's path into a maximum's basin but converges only linearly where
+    the evidence is flat along some direction (a signal variance traded against a fixed noise
+    variance, an ARD lengthscale of a weak input); L-BFGS-B on the same log Z_EP, started at
+    EM's last E-step, finishes the climb. The trace holds both phases (``phase`` "em" or
+    "lbfgs", iterations numbered on); ``max_iter`` bounds them together.
+    """
+    first = em_ep(X, y, covariance, likelihood, learn=learn, max_iter=max_iter, gtol=gtol,
+                  ep_options=ep_options, stall_rtol=EM_STALL_RTOL, label=label)
+    trace = [{**entry, "phase": "em"} for entry in first.trace]
+    if first.converged or first.n_iter >= max_iter:
+        return replace(first, trace=trace)
+    second = maximize_evidence(X, y, first.covariance, first.likelihood, learn=learn,
+                               max_iter=max_iter - first.n_iter, gtol=gtol,
+                               ep_options=ep_options, label=label)
+    trace += [{**entry, "iteration": first.n_iter + entry["iteration"], "phase": "lbfgs"}
+              for entry in second.trace[1:]]  # its first entry is EM's last E-step
+    return replace(second, trace=trace, n_iter=len(trace) - 1)

@@ -45,6 +45,16 @@ def projected_gradient(point, gradient, bounds=LOG_BOUNDS):
     return np.where(blocked, 0.0, gradient), low | high
 
 
+def stalled(values, rtol: float, window: int = 3) -> bool:
+    """Whether the last ``window`` values of a maximised objective raised its best by less
+    than ``rtol`` max(1, |best|): the linear phase of an EM, where its steps shrink long before
+    the gradient is small (``rtol`` <= 0: never)."""
+    if rtol <= 0 or len(values) <= window:
+        return False
+    best = max(values)
+    return best - max(values[:-window]) < rtol * max(1.0, abs(best))
+
+
 class StoppingRule:
     """Tracks successive iterates (objective, log hyperparameters, gradient) of one search.
 
