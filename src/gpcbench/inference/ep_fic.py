@@ -39,7 +39,7 @@ Q_*n = u*^T U^T (u* = L_mm^-1 k_m*), its prior variance K(x*, x*), so (Snelson &
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, solve_triangular
@@ -178,11 +178,11 @@ class FICEPResult:
     mean: np.ndarray
     variance: np.ndarray
     log_evidence: float
+    log_evidence_trace: list[float]  # one value per sweep, the last = log_evidence
     converged: bool
+    damping: float  # the final damping (halved on oscillation)
     n_sweeps: int
-    damping: float
-    log_evidence_trace: list[float] = field(default_factory=list)
-    n_clipped: int = 0
+    n_clipped: int  # negative site precisions set to zero
 
     @property
     def sites(self) -> tuple[np.ndarray, np.ndarray]:
@@ -262,8 +262,9 @@ def fic_expectation_propagation(prior: FICPrior, y, likelihood: Likelihood, *,
         converged = (len(trace) >= 2 and abs(trace[-1] - trace[-2]) < tol
                      and change < site_tol)
         if converged or sweeps >= max_sweeps:
-            return FICEPResult(tau, nu, factor, alpha, mean, variance, log_z, converged, sweeps,
-                               damping, trace, clipped)
+            return FICEPResult(tau, nu, factor, alpha, mean, variance, log_evidence=log_z,
+                               log_evidence_trace=trace, converged=converged, damping=damping,
+                               n_sweeps=sweeps, n_clipped=clipped)
         steps = np.diff(trace[damped_at:][-OSCILLATION_SWEEPS - 1:])
         if (steps.size == OSCILLATION_SWEEPS and np.all(steps[1:] * steps[:-1] < 0)
                 and damping > MIN_DAMPING):

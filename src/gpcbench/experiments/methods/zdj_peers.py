@@ -1,0 +1,44 @@
+"""Zhang, Dai & Jordan (2011)'s comparison methods: SGP+FIC+EP (ZDJ Tables 10-11) and
+SGP+FIC+KL (ZDJ Tables 8-9), sparse GP classification with the FIC approximation (Snelson &
+Ghahramani 2006), probit likelihood and EP (:mod:`gpcbench.estimators.sparse_gp`).
+
+SGP+FIC+EP: ZDJ sec. 5.1's kernel, one width = the mean Euclidean distance between training
+points; k_max = 200 inducing inputs, a random subset of the training inputs drawn from the
+fold's seed (ZDJ sec. 5.3: "we fix the size of active set k_max to 200"). SGP+FIC+KL: one width
+per input learned by maximising the FIC EP evidence (L-BFGS-B, exact gradient), k_max = 100
+(ZDJ sec. 5.3; the paper sampled this model by MCMC, see the table notes).
+
+Resources (one core, synthetic data of the paper's sizes, benchmarks/bench_fic.py for a
+sweep): SGP+FIC+EP about 0.3 s per fit at n = 4,000, m = 200 (EP converges in ~6-10 sweeps of
+~10-30 ms; the n x m kernel and the mean distance dominate); SGP+FIC+KL about 1-10 s at
+n = 1,000, m = 100 (tens of EP evidence evaluations). Memory O(n m).
+"""
+
+from gpcbench.experiments.options import FLAG, NONNEGATIVE, POSITIVE, POSITIVE_INT
+from gpcbench.experiments.registry import MethodSpec, register
+
+FIC = {
+    "k_max": POSITIVE_INT, "ard": FLAG, "jitter": NONNEGATIVE,
+    "kernel_width": {"oneOf": [{"enum": ["mean_distance", "learn"]}, POSITIVE]},
+    "max_sweeps": POSITIVE_INT, "ep_tol": POSITIVE, "site_tol": POSITIVE,
+    "max_iter": POSITIVE_INT, "tol": POSITIVE,
+}
+#: name -> (label, estimator defaults the config's options override)
+VARIANTS = {
+    "sgp-fic-ep": ("SGP+FIC+EP", {"k_max": 200, "kernel_width": "mean_distance"}),
+    "sgp-fic-kl": ("SGP+FIC+KL", {"k_max": 100, "kernel_width": "learn", "ard": True}),
+}
+
+
+def sgp_fic(method):
+    def factory(ctx):
+        from gpcbench.estimators.sparse_gp import FICGaussianProcessClassifier
+
+        return FICGaussianProcessClassifier(random_state=ctx.seed,
+                                            **{**VARIANTS[method][1], **ctx.options})
+
+    return factory
+
+
+for _method, (_label, _) in VARIANTS.items():
+    register(MethodSpec(name=_method, label=_label, factory=sgp_fic(_method), options=FIC))
