@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.probit_output import ProbitPredictions
 from gpcbench.inference.ep_fic import DEFAULT_JITTER, FICPrior, fic_expectation_propagation
 from gpcbench.inference.ep_fic_gradient import fic_log_evidence_gradient
 from gpcbench.likelihoods import ProbitLikelihood
@@ -38,7 +39,7 @@ INNER_EP_OPTIONS = {"tol": 1e-7, "site_tol": 1e-4}
 WIDTH_RANGE = 1e3
 
 
-class FICGaussianProcessClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
+class FICGaussianProcessClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimator):
     """Binary sparse GP classifier: FIC prior, probit likelihood, EP (ZDJ's SGP+FIC rows).
 
     Parameters
@@ -169,19 +170,3 @@ class FICGaussianProcessClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         return self.ep_.predict(X)
-
-    def decision_function(self, X):
-        """mean / sqrt(1 + variance): positive means ``classes_[1]``."""
-        mean, variance = self._latent(X)
-        return mean / np.sqrt(1.0 + variance)
-
-    def predict_proba(self, X):
-        """p(y* | x*) = Phi(+-mean / sqrt(1 + variance)) (probit, exact)."""
-        mean, variance = self._latent(X)
-        likelihood = ProbitLikelihood()
-        return np.column_stack([likelihood.predictive_probability(-mean, variance),
-                                likelihood.predictive_probability(mean, variance)])
-
-    def predict(self, X):
-        """The class of larger predictive probability."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
