@@ -19,7 +19,8 @@
 * :class:`LaplaceEMGaussianProcessClassifier`: the same model learned by Laplace-EM (Cho, Kim &
   Park 2015).
 * :class:`FICGaussianProcessClassifier`: sparse probit GPC with the FIC approximation (Snelson &
-  Ghahramani 2006) and EP, ZDJ's SGP+FIC+EP / SGP+FIC+KL rows.
+  Ghahramani 2006) and EP, ZDJ's SGP+FIC+EP / SGP+FIC+KL rows; :class:`FICMCMCClassifier` the
+  same model by Gibbs sampling (SGP+FIC+MCMC).
 * :class:`IVMClassifier`: the informative vector machine (Lawrence, Seeger & Herbrich 2003).
 
 Each estimator lives in the module of its method family; this module only gathers them, so
@@ -41,6 +42,7 @@ from gpcbench.estimators.laplace_softmax import (
 )
 from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
 from gpcbench.estimators.sparse_gp import FICGaussianProcessClassifier
+from gpcbench.estimators.sparse_gp_mcmc import FICMCMCClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "EPGaussianProcessClassifier",
     "EPGaussianProcessRegressor",
     "FICGaussianProcessClassifier",
+    "FICMCMCClassifier",
     "IVMClassifier",
     "LaplaceEMGaussianProcessClassifier",
     "LaplaceGaussianProcessClassifier",
