@@ -18,6 +18,10 @@
   approximation and MPL hyperparameters (Williams & Barber 1998, W&B sec. 4).
 * :class:`LaplaceEMGaussianProcessClassifier`: the same model learned by Laplace-EM (Cho, Kim &
   Park 2015).
+* :class:`FICGaussianProcessClassifier`: sparse probit GPC with the FIC approximation (Snelson &
+  Ghahramani 2006) and EP, ZDJ's SGP+FIC+EP / SGP+FIC+KL rows; :class:`FICMCMCClassifier` the
+  same model by Gibbs sampling (SGP+FIC+MCMC).
+* :class:`IVMClassifier`: the informative vector machine (Lawrence, Seeger & Herbrich 2003).
 
 Each estimator lives in the module of its method family; this module only gathers them, so
 adding an estimator here changes no method's code hash (no fold job reruns).
@@ -30,12 +34,15 @@ from gpcbench.estimators.ep import (
 )
 from gpcbench.estimators.ep_multiclass import MulticlassEPGaussianProcessClassifier
 from gpcbench.estimators.gkm import BGKMClassifier, FBGKMClassifier, SGPCClassifier
+from gpcbench.estimators.ivm import IVMClassifier
 from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
 from gpcbench.estimators.laplace_softmax import (
     LaplaceEMGaussianProcessClassifier,
     SoftmaxLaplaceGaussianProcessClassifier,
 )
 from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
+from gpcbench.estimators.sparse_gp import FICGaussianProcessClassifier
+from gpcbench.estimators.sparse_gp_mcmc import FICMCMCClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
 
 __all__ = [
@@ -44,6 +51,9 @@ __all__ = [
     "SGPCClassifier",
     "EPGaussianProcessClassifier",
     "EPGaussianProcessRegressor",
+    "FICGaussianProcessClassifier",
+    "FICMCMCClassifier",
+    "IVMClassifier",
     "LaplaceEMGaussianProcessClassifier",
     "LaplaceGaussianProcessClassifier",
     "MCMCGaussianProcessClassifier",
