@@ -582,3 +582,25 @@ def test_tables_and_summaries_are_built_without_pandas_warnings(tmp_path):
         text = _summary_markdown(folds, tmp_path)
     assert wide.loc["P", "Data One"] == "— [0.1000]"
     assert "| d1 | M | 1 | 1 | 0.1 | — |" in text and "| d1 | S | 1.1 | — |" in text
+
+
+def test_fidelity_counts_values_testable_cells_and_agreement_apart_from_stand_ins(tmp_path):
+    """Two data sets, one a stand-in; per data set M is within 2 combined s.e. (1.9), K beyond
+    (2.1), and a published-only row has no value: counted by hand."""
+    from gpcbench.experiments.report.fidelity import fidelity
+
+    errors = np.array([0.10, 0.15, 0.05, 0.10, 0.10])
+    se = errors.std(ddof=1) / np.sqrt(5)
+    near, far = 0.10 + 1.9 * np.hypot(se, 0.01), 0.10 + 2.1 * np.hypot(se, 0.01)
+    folds = pd.concat([_folds(errors).assign(dataset=d) for d in ("d1", "d2")]
+                      + [_folds(errors, "k", "K").assign(dataset=d) for d in ("d1", "d2")])
+    (tmp_path / "pub.csv").write_text("dataset,method,error_mean,error_se\n" + "".join(
+        f"{name},M,{near},0.01\n{name},K,{far},0.01\n{name},Only published,0.2,0.02\n"
+        for name in ("Data One", "Data Two")))
+    table = {**TABLE, "datasets": {"d1": "Data One", "d2": "Data Two"}}
+    config = {"tables": {"t": table}, "experiments": {"exp": {
+        "paper": "p", "protocol": {"type": "kfold", "folds": 5}, "datasets": {"d1": {}, "d2": {}}}}}
+    row = fidelity(config, folds, tmp_path, {"d2": {"substitute": "a stand-in"}}).iloc[0]
+    assert (row.paper, row.table, row.published, row.with_value) == ("p", "t", 6, 4)
+    assert (row.testable, row.within_2se) == (4, 2)
+    assert (row.original_testable, row.original_within_2se) == (2, 1)

@@ -211,27 +211,32 @@ def _flagged(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def _differs(table: dict, cell) -> bool:
-    """|ours - published| > 2 combined standard errors (False when either is missing).
+    """|ours - published| > 2 combined standard errors (False when either is missing)."""
+    combined = combined_se(table, cell)
+    return bool(not np.isnan(combined) and abs(cell.ours - cell.pub_mean) > 2 * combined)
+
+
+def combined_se(table: dict, cell) -> float:
+    """The standard error of ours - published for one cell (NaN when either is missing or
+    the test is undefined).
 
     The published spread is turned into a standard error (``published.n`` values behind an
     s.d.: ZDJ's 20 partitions, K&G's 10 repetitions); for error metrics printed without a
     spread, each side gets the binomial standard error of an error rate on the test set.
     """
     if pd.isna(cell.ours) or pd.isna(cell.pub_mean):
-        return False
+        return np.nan
     metric, spread_kind = table["metric"], table.get("spread", "se")
     if spread_kind == "none" or pd.isna(cell.ours_se):
         if metric not in ERROR_METRICS or pd.isna(cell.n_test) or cell.n_test == 0:
-            return False
+            return np.nan
         scale = {"error": 1.0, "error_percent": 100.0, "errors": cell.n_test}[metric]
         p = np.clip(cell.ours / scale, 1e-3, 1 - 1e-3)
-        combined = np.sqrt(2 * p * (1 - p) / cell.n_test) * scale
-    else:
-        pub_se = cell.pub_spread
-        if spread_kind == "sd" and not pd.isna(pub_se):
-            pub_se = pub_se / np.sqrt(table.get("published", {}).get("n", 20))
-        combined = np.sqrt(cell.ours_se ** 2 + (0.0 if pd.isna(pub_se) else pub_se ** 2))
-    return bool(abs(cell.ours - cell.pub_mean) > 2 * combined)
+        return float(np.sqrt(2 * p * (1 - p) / cell.n_test) * scale)
+    pub_se = cell.pub_spread
+    if spread_kind == "sd" and not pd.isna(pub_se):
+        pub_se = pub_se / np.sqrt(table.get("published", {}).get("n", 20))
+    return float(np.sqrt(cell.ours_se ** 2 + (0.0 if pd.isna(pub_se) else pub_se ** 2)))
 
 
 def published_confusion(table: dict, published_dir: Path) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from gpcbench.experiments.report.cells import (
     table_cells,
 )
 from gpcbench.experiments.ledger import fold_states
+from gpcbench.experiments.report.fidelity import fidelity, fidelity_lines
 from gpcbench.experiments.report.figures import write_published_vs_reproduced
 from gpcbench.io import atomic_write_text
 
@@ -64,18 +65,21 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
     write_published_vs_reproduced(
         pd.concat(all_cells, ignore_index=True) if all_cells else
         pd.DataFrame(columns=["table", "ours", "pub_mean", "ours_fraction", "pub_fraction"]), out)
-    write_index(config, folds, data_meta, out, head_hashes)
+    summary = fidelity(config, folds, published_dir, data_meta)
+    write_index(config, folds, data_meta, out, head_hashes, fidelity_lines(summary))
 
 
 def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
-                head_hashes: dict | None = None):
-    """``index.md``: links to every table, summary and figure, the experiments whose folds are
-    not all in, per table its current, stale and missing folds (given ``head_hashes``, method
-    -> code hash at HEAD), the failed fold jobs, and the provenance of results and data sets."""
+                head_hashes: dict | None = None, fidelity_section: list[str] = ()):
+    """``index.md``: the fidelity summary (:mod:`~gpcbench.experiments.report.fidelity`),
+    links to every table, summary and figure, the experiments whose folds are not all in, per
+    table its current, stale and missing folds (given ``head_hashes``, method -> code hash at
+    HEAD), the failed fold jobs, and the provenance of results and data sets."""
     commits = sorted(set(folds["git_commit"].dropna()))
     packages = json.loads(folds["packages"].dropna().iloc[0]) if folds["packages"].notna().any() else {}
     lines = ["# gpcbench reports\n",
              f"Generated from {len(folds)} fold results ({(folds['status'] == 'ok').sum()} ok).\n",
+             *fidelity_section,
              "## Tables (reproduced beside published)\n"]
     lines += [f"- [{t['title']}](tables/{n}.md) ([csv](tables/{n}.csv), [tex](tables/{n}.tex))"
               for n, t in config["tables"].items()]
