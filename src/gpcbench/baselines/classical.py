@@ -23,12 +23,37 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from gpcbench.estimators._common import store_parameters
+
 #: Weight decays tried by :class:`CrossValidatedMLP` (scikit-learn's ``alpha``: the penalty
 #: alpha / 2 * sum w^2 on the summed log loss, so Ripley's decay lambda = alpha / 2); 0 is
 #: maximum likelihood.
 DEFAULT_ALPHAS = (0.0, 1e-3, 1e-2, 1e-1, 1.0)
 #: Logistic regression's inverse L2 penalty on standardised inputs: lambda = 1 / (2 C) = 0.005.
 LOGISTIC_C = 100.0
+
+
+def most_probable(estimator, X) -> np.ndarray:
+    """The class of highest ``estimator.predict_proba`` of each row of X."""
+    proba = estimator.predict_proba(X)
+    return estimator.classes_[np.argmax(proba, axis=1)]
+
+
+class RefittedClassifier(ClassifierMixin, BaseEstimator):
+    """Base of a classifier that predicts with one fitted scikit-learn classifier, the fitted
+    attribute named by ``fitted_attribute``."""
+
+    fitted_attribute = "estimator_"
+
+    def predict_proba(self, X):
+        """Class probabilities (columns in ``classes_`` order) of the fitted classifier."""
+        check_is_fitted(self, self.fitted_attribute)
+        X = validate_data(self, X, reset=False)
+        return getattr(self, self.fitted_attribute).predict_proba(X)
+
+    def predict(self, X):
+        """The most probable class."""
+        return most_probable(self, X)
 
 
 def _restart_seeds(random_state, n: int) -> np.ndarray:
@@ -71,12 +96,7 @@ class RestartedMLP(ClassifierMixin, BaseEstimator):
 
     def __init__(self, hidden_units=2, alpha=0.0, n_restarts=5, combine="best", max_iter=2000,
                  random_state=None):
-        self.hidden_units = hidden_units
-        self.alpha = alpha
-        self.n_restarts = n_restarts
-        self.combine = combine
-        self.max_iter = max_iter
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Fit ``n_restarts`` networks to (X, y)."""
@@ -103,11 +123,10 @@ class RestartedMLP(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The most probable class."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return most_probable(self, X)
 
 
-class CrossValidatedMLP(ClassifierMixin, BaseEstimator):
+class CrossValidatedMLP(RefittedClassifier):
     """:class:`RestartedMLP` whose weight decay is chosen by stratified K-fold CV log loss on
     the training set, then refitted on all of it.
 
@@ -139,13 +158,7 @@ class CrossValidatedMLP(ClassifierMixin, BaseEstimator):
 
     def __init__(self, hidden_units=2, alphas=DEFAULT_ALPHAS, n_restarts=5, combine="best",
                  cv_folds=5, max_iter=2000, random_state=None):
-        self.hidden_units = hidden_units
-        self.alphas = alphas
-        self.n_restarts = n_restarts
-        self.combine = combine
-        self.cv_folds = cv_folds
-        self.max_iter = max_iter
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Choose the weight decay by CV, then refit on all of (X, y)."""
@@ -168,16 +181,6 @@ class CrossValidatedMLP(ClassifierMixin, BaseEstimator):
         self.converged_ = self.estimator_.converged_
         self.n_iter_ = self.estimator_.n_iter_
         return self
-
-    def predict_proba(self, X):
-        """Class probabilities of the refitted network(s)."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_proba(validate_data(self, X, reset=False))
-
-    def predict(self, X):
-        """The most probable class."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def make_logistic_regression(C: float = LOGISTIC_C, max_iter: int = 10000) -> LogisticRegression:
@@ -230,11 +233,7 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
 
     def __init__(self, max_components=3, covariance_types=("full", "diag", "spherical"),
                  n_init=3, reg_covar=1e-6, random_state=None):
-        self.max_components = max_components
-        self.covariance_types = covariance_types
-        self.n_init = n_init
-        self.reg_covar = reg_covar
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Fit the class mixtures and the class priors."""
@@ -279,7 +278,7 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(log_proba, axis=1)]
 
 
-class PrunedDecisionTree(ClassifierMixin, BaseEstimator):
+class PrunedDecisionTree(RefittedClassifier):
     """Classification tree grown in full, then pruned at the cost-complexity alpha of its
     pruning path with the highest stratified K-fold CV accuracy (ties: the larger alpha, the
     smaller tree).
@@ -304,9 +303,10 @@ class PrunedDecisionTree(ClassifierMixin, BaseEstimator):
         ``{"ccp_alpha": ccp_alpha_, "n_leaves": ...}``.
     """
 
+    fitted_attribute = "tree_"
+
     def __init__(self, cv_folds=10, random_state=None):
-        self.cv_folds = cv_folds
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def fit(self, X, y):
         """Grow, choose the pruning level by CV and refit."""
@@ -327,13 +327,3 @@ class PrunedDecisionTree(ClassifierMixin, BaseEstimator):
         self.hyperparameters_ = {"ccp_alpha": self.ccp_alpha_,
                                  "n_leaves": int(self.tree_.get_n_leaves())}
         return self
-
-    def predict_proba(self, X):
-        """Class frequencies in the leaf of each row."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(validate_data(self, X, reset=False))
-
-    def predict(self, X):
-        """The majority class of each row's leaf."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict(validate_data(self, X, reset=False))

@@ -14,6 +14,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from gpcbench.estimators._common import store_parameters
+
 INFERENCE = {"ep": GPy.inference.latent_function_inference.EP,
              "laplace": GPy.inference.latent_function_inference.Laplace}
 
@@ -56,13 +58,7 @@ class GPyClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, inference="ep", ard=True, optimize=True, max_iters=1000, variance=1.0,
                  lengthscale=1.0, random_state=None):
-        self.inference = inference
-        self.ard = ard
-        self.optimize = optimize
-        self.max_iters = max_iters
-        self.variance = variance
-        self.lengthscale = lengthscale
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -105,5 +101,5 @@ class GPyClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The more probable class."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
