@@ -87,14 +87,16 @@ def main():
             X, y, X_test, y_test = first_split(args.processed, experiment, entry, data)
             print(f"\n== {experiment} / {entry}: {X.shape[0]} training x {X.shape[1]} inputs, "
                   f"{X_test.shape[0]} test, fold 0, 1 thread, best of {args.repeat} ==")
-            print(f"{'method':24s} {'fit CPU s':>10s} {'/ gpcbench EM-EP':>17s} {'test errors':>12s}")
+            print(f"{'method':24s} {'fit CPU s':>10s} {'/ gpcbench EM-EP':>17s} "
+                  f"{'test errors':>12s}")
             reference = None
             for name, build in methods(X.shape[1]).items():
                 seconds, model = best_cpu(build, X, y, args.repeat)
                 reference = reference or seconds
-                errors = (f"{int(np.sum(model.predict(X_test) != y_test)):12d}"
-                          if not isinstance(model, Exception) else f"  failed: {type(model).__name__}")
-                print(f"{name:24s} {seconds:10.3f} {seconds / reference:17.2f} {errors}", flush=True)
+                errors = (f"  failed: {type(model).__name__}" if isinstance(model, Exception)
+                          else f"{int(np.sum(model.predict(X_test) != y_test)):12d}")
+                print(f"{name:24s} {seconds:10.3f} {seconds / reference:17.2f} {errors}",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,8 @@ def test_restart_combination():
     """'average' predicts the mean of its networks' probabilities; 'best' keeps the restart of
     lowest penalised training loss, whose loss is the smallest of all restarts."""
     X, y = _three_classes(seed=2)
-    average = RestartedMLP(hidden_units=2, n_restarts=3, combine="average", random_state=5).fit(X, y)
+    average = RestartedMLP(hidden_units=2, n_restarts=3, combine="average",
+                           random_state=5).fit(X, y)
     by_hand = np.mean([net.predict_proba(X) for net in average.networks_], axis=0)
     assert len(average.networks_) == 3 and np.allclose(average.predict_proba(X), by_hand)
     best = RestartedMLP(hidden_units=2, n_restarts=3, combine="best", random_state=5).fit(X, y)
@@ -138,7 +139,8 @@ def test_pruned_tree_alpha_is_the_cv_best_of_the_path():
         accuracy.append(correct)
     best = alphas[np.flatnonzero(np.array(accuracy) == max(accuracy))[-1]]
     assert model.ccp_alpha_ == best
-    assert model.tree_.get_n_leaves() <= DecisionTreeClassifier(random_state=2).fit(X, y).get_n_leaves()
+    full = DecisionTreeClassifier(random_state=2).fit(X, y)
+    assert model.tree_.get_n_leaves() <= full.get_n_leaves()
 
 
 def test_logistic_regression_is_the_lightly_penalised_optimum():

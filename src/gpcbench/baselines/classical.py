@@ -265,7 +265,8 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
         """log p(class | x) by Bayes' rule: log prior + mixture log density, normalised."""
         check_is_fitted(self, "mixtures_")
         X = validate_data(self, X, reset=False)
-        joint = np.column_stack([m.score_samples(X) for m in self.mixtures_]) + self.class_log_prior_
+        densities = np.column_stack([m.score_samples(X) for m in self.mixtures_])
+        joint = densities + self.class_log_prior_
         return joint - logsumexp(joint, axis=1, keepdims=True)
 
     def predict_proba(self, X):

@@ -70,7 +70,8 @@ class GPyClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         if self.inference not in INFERENCE:
-            raise ValueError(f"inference must be one of {sorted(INFERENCE)}, got {self.inference!r}")
+            raise ValueError(f"inference must be one of {sorted(INFERENCE)}, "
+                             f"got {self.inference!r}")
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
             raise ValueError("Only binary classification is supported (GPy's GPClassification); "

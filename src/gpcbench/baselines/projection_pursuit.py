@@ -11,6 +11,7 @@ a point by its largest fitted indicator. Its ridge functions are cubic polynomia
 from skpp import ProjectionPursuitClassifier
 
 
-def make_projection_pursuit(r: int = 4, random_state=None, **options) -> ProjectionPursuitClassifier:
+def make_projection_pursuit(r: int = 4, random_state=None,
+                            **options) -> ProjectionPursuitClassifier:
     """The package's classifier with ``r`` ridge functions; ``options`` go to it unchanged."""
     return ProjectionPursuitClassifier(r=r, random_state=random_state, **options)
