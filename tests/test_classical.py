@@ -1,0 +1,187 @@
+"""Classical rows of W&B Tables 1-3: scikit-learn API checks and independent checks of what each
+estimator claims (Bayes' rule by hand, the CV choice by a literal loop, a known single index)."""
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+from sklearn.model_selection import StratifiedKFold
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils.estimator_checks import check_estimator
+from skpp import ProjectionPursuitRegressor
+
+from gpcbench.baselines.classical import (ClassConditionalGaussianMixture, CrossValidatedMLP,
+                                          PrunedDecisionTree, RestartedMLP,
+                                          make_logistic_regression)
+from gpcbench.baselines.projection_pursuit import make_projection_pursuit
+
+
+def _three_classes(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    y = np.repeat(np.arange(3), n // 3)
+    return centres[y] + rng.normal(size=(y.size, 2)), y
+
+
+@pytest.mark.parametrize("estimator", [
+    RestartedMLP(n_restarts=2, max_iter=200),
+    ClassConditionalGaussianMixture(max_components=2, n_init=1),
+    PrunedDecisionTree(cv_folds=5),
+], ids=repr)
+def test_sklearn_api(estimator):
+    """check_estimator: no check may fail; only the array-API check may be skipped (scikit-learn
+    skips it unless SCIPY_ARRAY_API is set; these estimators do not claim array-API support)."""
+    results = check_estimator(estimator, on_fail=None)
+    failed = [(r["check_name"], repr(r["exception"])[:300]) for r in results
+              if r["status"] == "failed"]
+    assert not failed
+    assert {r["check_name"] for r in results if r["status"] == "skipped"} <= {
+        "check_array_api_input"}
+    assert len(results) > 40
+
+
+def test_cross_validated_mlp_api():
+    """fit / predict_proba / predict of the CV wrapper (scikit-learn's checks fit classes of a
+    single row, which stratified CV cannot split)."""
+    X, y = _three_classes()
+    model = CrossValidatedMLP(hidden_units=2, alphas=(0.0, 1.0), n_restarts=2, cv_folds=3,
+                              random_state=0).fit(X, y)
+    proba = model.predict_proba(X)
+    assert proba.shape == (y.size, 3) and np.allclose(proba.sum(axis=1), 1.0)
+    assert np.array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    assert model.alpha_ in (0.0, 1.0) and model.hyperparameters_ == {"alpha": model.alpha_}
+
+
+def test_cv_weight_decay_is_the_best_of_a_literal_cv_loop():
+    """The chosen alpha has the lowest mean held-out log loss, recomputed fold by fold."""
+    X, y = _three_classes(seed=1)
+    alphas, folds = (0.0, 0.1, 10.0), 3
+    model = CrossValidatedMLP(hidden_units=2, alphas=alphas, n_restarts=2, cv_folds=folds,
+                              random_state=3).fit(X, y)
+    losses = []
+    for alpha in alphas:
+        fold_losses = []
+        for train, test in StratifiedKFold(folds, shuffle=True, random_state=3).split(X, y):
+            net = RestartedMLP(hidden_units=2, alpha=alpha, n_restarts=2,
+                               random_state=3).fit(X[train], y[train])
+            p = net.predict_proba(X[test])[np.arange(test.size), y[test]]
+            eps = np.finfo(float).eps  # log_loss's clipping
+            fold_losses.append(-np.mean(np.log(np.clip(p, eps, 1 - eps))))
+        losses.append(np.mean(fold_losses))
+    assert model.alpha_ == alphas[int(np.argmin(losses))]
+    assert np.allclose(model.cv_results_["mean_log_loss"], losses, rtol=1e-6)
+
+
+def test_restart_combination():
+    """'average' predicts the mean of its networks' probabilities; 'best' keeps the restart of
+    lowest penalised training loss, whose loss is the smallest of all restarts."""
+    X, y = _three_classes(seed=2)
+    average = RestartedMLP(hidden_units=2, n_restarts=3, combine="average",
+                           random_state=5).fit(X, y)
+    by_hand = np.mean([net.predict_proba(X) for net in average.networks_], axis=0)
+    assert len(average.networks_) == 3 and np.allclose(average.predict_proba(X), by_hand)
+    best = RestartedMLP(hidden_units=2, n_restarts=3, combine="best", random_state=5).fit(X, y)
+    assert best.networks_[0].loss_ == best.losses_.min()
+    assert np.allclose(best.losses_, average.losses_)  # same seeds, same fits
+
+
+def test_mixture_posterior_is_bayes_rule_by_hand():
+    """predict_proba = prior x mixture density / sum, each density summed over components
+    with scipy's multivariate normal (covariances expanded from each covariance type)."""
+    X, y = _three_classes(seed=4, n=150)
+    model = ClassConditionalGaussianMixture(max_components=2, random_state=0).fit(X, y)
+    Xt = np.random.default_rng(9).normal(scale=2.0, size=(25, 2)) + 1.0
+    joint = []
+    for mixture, c in zip(model.mixtures_, range(3)):
+        density = np.zeros(len(Xt))
+        for k in range(mixture.n_components):
+            cov = {"full": lambda: mixture.covariances_[k],
+                   "diag": lambda: np.diag(mixture.covariances_[k]),
+                   "spherical": lambda: mixture.covariances_[k] * np.eye(2),
+                   "tied": lambda: mixture.covariances_}[mixture.covariance_type]()
+            density += mixture.weights_[k] * multivariate_normal(mixture.means_[k], cov).pdf(Xt)
+        joint.append(np.mean(y == c) * density)
+    joint = np.column_stack(joint)
+    assert np.allclose(model.predict_proba(Xt), joint / joint.sum(axis=1, keepdims=True),
+                       rtol=1e-8, atol=1e-12)
+
+
+def test_mixture_size_by_bic_and_small_classes_admissible():
+    """A class drawn from two far-apart clusters gets two components; the BIC of each chosen
+    mixture implies (bic + 2 n loglik) / log n free parameters, never more than its rows; a
+    class of 5 rows in 4-D gets the spherical single Gaussian."""
+    rng = np.random.default_rng(0)
+    two = np.vstack([rng.normal(size=(100, 4)) - 6.0, rng.normal(size=(100, 4)) + 6.0])
+    few = rng.normal(size=(5, 4))
+    X, y = np.vstack([two, few]), np.r_[np.zeros(200, int), np.ones(5, int)]
+    model = ClassConditionalGaussianMixture(random_state=0).fit(X, y)
+    assert model.mixtures_[0].n_components == 2
+    assert model.hyperparameters_["1"] == "spherical x 1"
+    for mixture, rows in zip(model.mixtures_, (two, few)):
+        n = len(rows)
+        p = (mixture.bic(rows) + 2 * n * mixture.score(rows)) / np.log(n)
+        assert round(p) <= n or mixture.covariance_type == "spherical"
+
+
+def test_pruned_tree_alpha_is_the_cv_best_of_the_path():
+    """Every alpha of the pruning path scored by a literal fold loop; the chosen alpha has the
+    best accuracy (ties: the largest alpha), and its tree is no larger than the full tree."""
+    X, y = _three_classes(seed=6, n=90)
+    X = X + np.random.default_rng(6).normal(scale=1.5, size=X.shape)
+    model = PrunedDecisionTree(cv_folds=5, random_state=2).fit(X, y)
+    alphas = np.unique(DecisionTreeClassifier(random_state=2).cost_complexity_pruning_path(
+        X, y).ccp_alphas)
+    accuracy = []
+    for alpha in alphas:
+        correct = 0
+        for train, test in StratifiedKFold(5, shuffle=True, random_state=2).split(X, y):
+            tree = DecisionTreeClassifier(ccp_alpha=alpha, random_state=2).fit(X[train], y[train])
+            correct += np.sum(tree.predict(X[test]) == y[test])
+        accuracy.append(correct)
+    best = alphas[np.flatnonzero(np.array(accuracy) == max(accuracy))[-1]]
+    assert model.ccp_alpha_ == best
+    full = DecisionTreeClassifier(random_state=2).fit(X, y)
+    assert model.tree_.get_n_leaves() <= full.get_n_leaves()
+
+
+def test_logistic_regression_is_the_lightly_penalised_optimum():
+    """On separable data (where the unpenalised MLE is infinite) the weights are finite and
+    satisfy the stationarity condition X^T (y - p) = w / C of the L2-penalised likelihood."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X @ np.array([1.0, -2.0, 0.5]) > 0).astype(int)
+    model = make_logistic_regression().set_params(tol=1e-12).fit(X, y)  # an exact optimum
+    w = model.coef_.ravel()
+    p = 1.0 / (1.0 + np.exp(-(X @ w + model.intercept_[0])))
+    assert np.all(np.isfinite(w)) and np.mean(model.predict(X) == y) > 0.95
+    assert np.allclose(X.T @ (y - p), w / model.C, atol=1e-6)
+    assert abs(np.sum(y - p)) < 1e-6  # the intercept is not penalised
+
+
+def test_projection_pursuit_recovers_a_single_index():
+    """One ridge function fitted to y = g(a^T x) + noise finds the direction a (up to sign)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    a = np.array([0.6, -0.8, 0.0, 0.0])
+    t = X @ a
+    y = t + 0.4 * t ** 2 + 0.05 * rng.normal(size=t.size)
+    model = ProjectionPursuitRegressor(r=1, random_state=0).fit(X, y)
+    direction = model._alpha_[:, 0]  # the package's fitted projection (no public accessor)
+    assert abs(direction @ a) / np.linalg.norm(direction) > 0.99
+    assert np.mean((model.predict(X) - y) ** 2) < 0.01
+
+
+def test_projection_pursuit_classifier_on_class_indicators():
+    """Fitted to the class indicators, the classifier labels a single-index problem well and
+    predicts only training classes."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X @ np.array([1.0, 1.0, 0.0]) > 0.5, 7, 3)
+    model = make_projection_pursuit(r=2, random_state=0).fit(X, y)
+    assert set(model.predict(X)) <= {3, 7}
+    assert np.mean(model.predict(X) == y) > 0.95
+
+
+@pytest.mark.parametrize("combine", ["sideways"])
+def test_restarted_mlp_rejects_unknown_combination(combine):
+    with pytest.raises(ValueError, match="combine"):
+        RestartedMLP(combine=combine).fit(*_three_classes())
