@@ -147,6 +147,8 @@ def _check_names(config: dict) -> None:
                                   f"a method of experiment '{figure['experiment']}'")
         if figure["type"] == "decision_regions":
             _check_decision_regions(name, figure)
+        if figure["type"] == "timing":
+            _check_timing(name, figure, config["tables"])
     check = config.get("exact_regression")
     if check and check["data"] not in DATASETS:
         raise ConfigError(f"config key 'exact_regression.data': unknown data set '{check['data']}'")
@@ -167,6 +169,18 @@ def _check_decision_regions(name: str, figure: dict) -> None:
     if len(figure.get("datasets", [])) > 1:
         raise ConfigError(f"config key 'figures.{name}.datasets': a decision_regions figure "
                           "shows one data set")
+
+
+def _check_timing(name: str, figure: dict, tables: dict) -> None:
+    """A timing figure names a table of its experiment and shows some of its data sets."""
+    table = tables.get(figure.get("table"))
+    if table is None or table["experiment"] != figure["experiment"]:
+        raise ConfigError(f"config key 'figures.{name}.table': a timing figure names a table of "
+                          f"experiment '{figure['experiment']}' (got {figure.get('table')!r})")
+    for i, entry in enumerate(figure.get("datasets", [])):
+        if entry not in table["datasets"]:
+            raise ConfigError(f"config key 'figures.{name}.datasets[{i}]': '{entry}' is not a "
+                              f"data set of table '{figure['table']}'")
 
 
 def read_config_file(path: Path) -> dict:

@@ -91,8 +91,11 @@ def report_config(config: dict, kind: str, name: str = "") -> dict:
         return {"experiments": {name: config["experiments"][name]}}
     if kind == "figure":
         figure = config["figures"][name]
-        return {"figures": {name: figure},
+        part = {"figures": {name: figure},
                 "experiments": {figure["experiment"]: config["experiments"][figure["experiment"]]}}
+        if "table" in figure:  # a timing figure: the table whose cells it draws
+            part["tables"] = {figure["table"]: config["tables"][figure["table"]]}
+        return part
     if kind == "overview":
         return config
     raise ValueError(f"unknown report kind '{kind}'")

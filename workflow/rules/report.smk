@@ -91,6 +91,12 @@ def figure_data(wildcards):
             "splits": [f"data/splits/{figure['experiment']}/{entry}.json"]}
 
 
+def figure_published(figure):
+    """The published file of a timing figure's table (none for other figures)."""
+    published = TABLES[figure["table"]].get("published") if "table" in figure else None
+    return [published["file"]] if published else []
+
+
 rule table:
     input:
         folds=lambda w: f"results/{TABLES[w.table]['experiment']}/folds.csv",
@@ -151,9 +157,12 @@ rule figure:
     log:
         "logs/report/figure/{figure}.log",
     params:
+        # a timing figure draws its table's published times beside ours
+        published=lambda w: published_hash(PUBLISHED, figure_published(FIGURES[w.figure])),
         config=lambda w: json.dumps(report_config(config, "figure", w.figure)),
     shell:
         "{GPCBENCH} report --only figure:{wildcards.figure} --config-json {params.config:q}"
+        " --published {PUBLISHED:q}"
         " --out reports --folds {input.folds} --data-meta {input.meta} --data {input.data}"
         " --splits {input.splits} 2> {log}"
 

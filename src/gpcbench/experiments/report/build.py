@@ -56,7 +56,8 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
         elif kind == "summary":
             write_summary(name, config["experiments"][name], summary, out)
         elif kind == "figure":
-            write_config_figure(name, config, folds, data_meta, out, datasets, splits)
+            write_config_figure(name, config, folds, data_meta, out, datasets, splits,
+                                published_dir)
         else:
             write_overview(config, folds, published_dir, data_meta, out, head_hashes)
 
@@ -89,13 +90,24 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
 
 
 def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,
-                        out: Path, datasets: dict | None = None, splits: dict | None = None):
-    """``figures/<name>.png`` of one config figure (convergence, relevance, hmc_relevance or
-    decision_regions; the last needs its data set in ``datasets`` and its split in
-    ``splits``, keyed by (experiment, entry))."""
+                        out: Path, datasets: dict | None = None, splits: dict | None = None,
+                        published_dir=None):
+    """``figures/<name>.png`` of one config figure (convergence, relevance, hmc_relevance,
+    decision_regions or timing; decision_regions needs its data set in ``datasets`` and its
+    split in ``splits``, keyed by (experiment, entry); timing needs its ``table`` in
+    ``config`` and that table's published file in ``published_dir``)."""
     spec = config["figures"][name]
     path = Path(out) / "figures" / f"{name}.png"
     experiment = config["experiments"][spec["experiment"]]
+    if spec["type"] == "timing":
+        table = config["tables"][spec["table"]]
+        if published_dir is None:
+            raise ValueError(f"figure '{name}': report needs the published numbers (--published)")
+        published = named_published_cells(spec["table"], table, published_dir)
+        bars = figure_data.timing_bars(spec, table, folds, published,
+                                       expected_fold_counts(config, table))
+        figures.write_timing_figure(spec, bars, path)
+        return
     entries = figure_data.figure_datasets(spec, experiment)
     names = {entry: figure_data.feature_names(data_meta, experiment, entry) for entry in entries}
     if spec["type"] == "convergence":

@@ -1,6 +1,7 @@
 """What the config figures show, read from the fold results: convergence traces, per-feature
-hyperparameters (point estimates and sampler posteriors) and a refitted classifier's decision
-regions. :mod:`gpcbench.experiments.report.figures` draws them."""
+hyperparameters (point estimates and sampler posteriors), a refitted classifier's decision
+regions and mean times beside the published ones. :mod:`gpcbench.experiments.report.figures`
+draws them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import pandas as pd
 
 from gpcbench.config import entry_data
 from gpcbench.estimators.laplace_softmax import softmax_laplace_predict
+from gpcbench.experiments.aggregate import FOLD_COLUMNS
+from gpcbench.experiments.registry import method_spec
+from gpcbench.experiments.report.cells import table_cells
 from gpcbench.experiments.run_fold import standardize
 
 
@@ -152,3 +156,33 @@ def decision_regions(spec: dict, entry: str, folds: pd.DataFrame, data, split: d
     on_test, on_grid = predicted[:test.size], predicted[test.size:]
     return DecisionRegions(data, train, test, test[on_test != data.y[test]], g0, g1,
                            on_grid.reshape(g0.shape), row)
+
+
+def timing_bars(spec: dict, table: dict, folds: pd.DataFrame, published: pd.DataFrame,
+                expected_folds: dict | None = None) -> pd.DataFrame:
+    """ZDJ Figs. 3-4: per (data set, method) of a timing figure, our mean time over the
+    successful folds beside the published time, as its ``table`` shows them.
+
+    The cells are the table's (:func:`~gpcbench.experiments.report.cells.table_cells`: the
+    table's metric, e.g. ``time_s`` = wall seconds of fit + predict, and its method names),
+    restricted to the figure's methods and data sets (its ``datasets``, else the table's).
+    ``published`` is the table's
+    :func:`~gpcbench.experiments.report.cells.published_cells`. One row per data set and
+    method, data sets in the table's column order, methods in the figure's order; ``ours`` is
+    NaN where the method has no successful fold (a partial run), ``pub_mean`` where the paper
+    prints none.
+    """
+    entries = spec.get("datasets") or list(table["datasets"])
+    shown = {**table, "datasets": {entry: table["datasets"][entry] for entry in entries},
+             "methods": spec["methods"]}
+    names = table.get("method_names", {})
+    labels = [names.get(label, label) for label in
+              (method_spec(method).label for method in spec["methods"])]
+    if folds.empty:  # an experiment without fold results yet
+        folds = pd.DataFrame(columns=FOLD_COLUMNS)
+    cells = table_cells(shown, folds, published[published["entry"].isin(entries)],
+                        expected_folds).set_index(["entry", "method"])
+    grid = pd.MultiIndex.from_product([entries, labels], names=["entry", "method"])
+    bars = cells.reindex(grid)[["ours", "n_ok", "n_expected", "pub_mean"]].reset_index()
+    bars.insert(1, "dataset", bars["entry"].map(table["datasets"]))
+    return bars

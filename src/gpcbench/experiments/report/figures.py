@@ -1,5 +1,5 @@
 """Every report figure (PNG, written atomically, without a time stamp): the config figures
-(convergence, relevance, hmc_relevance, decision_regions) from what
+(convergence, relevance, hmc_relevance, decision_regions, timing) from what
 :mod:`gpcbench.experiments.report.figure_data` reads, and reproduced vs published error
 rates."""
 
@@ -127,6 +127,41 @@ def write_decision_regions_figure(spec: dict, regions: DecisionRegions, path: Pa
     ax.set_title(f"{spec['title']}\n{regions.row['label']}, fold {spec.get('fold', 0)}: "
                  f"test error {wrong.size / test.size:.3f} "
                  f"(fold record {float(regions.row['error']):.3f})", fontsize=9)
+    save(fig, path)
+
+
+def write_timing_figure(spec: dict, bars: pd.DataFrame, path: Path):
+    """ZDJ Figs. 3-4: mean time per data set (one group each) and method (one colour each) on
+    a log axis, ours filled beside the published time hatched
+    (:func:`~gpcbench.experiments.report.figure_data.timing_bars`); a missing value leaves a
+    gap, and a bar from fewer successful folds than the protocol gives is marked ``k/N``."""
+    plt = pyplot()
+    from matplotlib.patches import Patch
+
+    datasets = list(dict.fromkeys(bars["dataset"]))
+    methods = list(dict.fromkeys(bars["method"]))
+    colours = plt.get_cmap("tab10")(np.arange(len(methods)) % 10)
+    width = 0.8 / max(1, 2 * len(methods))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(datasets) + 2), 4), layout="constrained")
+    for m, (method, colour) in enumerate(zip(methods, colours)):
+        rows = bars[bars["method"] == method].set_index("dataset").reindex(datasets)
+        x = np.arange(len(datasets)) - 0.4 + (2 * m + 0.5) * width
+        ours, published = rows["ours"].to_numpy(float), rows["pub_mean"].to_numpy(float)
+        ax.bar(x[~np.isnan(ours)], ours[~np.isnan(ours)], width, color=colour, edgecolor=colour)
+        ax.bar(x[~np.isnan(published)] + width, published[~np.isnan(published)], width,
+               color="white", edgecolor=colour, hatch="///")
+        for xi, value, n_ok, n_expected in zip(x, ours, rows["n_ok"], rows["n_expected"]):
+            if not np.isnan(value) and n_ok < n_expected:
+                ax.annotate(f"{n_ok:.0f}/{n_expected:.0f}", (xi, value), ha="center",
+                            va="bottom", fontsize=6)
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(datasets)), datasets)
+    ax.set_ylabel("computational time (s), log scale")
+    handles = [Patch(color=colour, label=method) for method, colour in zip(methods, colours)]
+    handles += [Patch(facecolor="grey", edgecolor="grey", label="ours"),
+                Patch(facecolor="white", edgecolor="grey", hatch="///", label="published")]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(textwrap.fill(spec["title"], 90), fontsize=9)
     save(fig, path)
 
 
