@@ -59,6 +59,11 @@ def test_shipped_configs_validate(repo, name):
          "figures.cho2015_decision_regions.methods"),
         (lambda c: c["figures"]["williams1998_figure2"].update(type="violin"),
          "figures.williams1998_figure2.type"),
+        (lambda c: c["figures"]["zhang2011_figure3"].update(table="zhang2011_table11"),
+         "figures.zhang2011_figure3.table"),
+        (lambda c: c["figures"]["zhang2011_figure4"].pop("table"), "figures.zhang2011_figure4.table"),
+        (lambda c: c["figures"]["zhang2011_figure4"].update(datasets=["splice", "bci"]),
+         "figures.zhang2011_figure4.datasets[1]"),
         # per-entry protocol overrides follow the protocol's schema
         (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(protocol={"fold": 2}),
          "experiments.zhang2011.datasets.bci.protocol.fold"),

@@ -100,6 +100,8 @@ def test_dry_run_of_the_full_config_covers_every_data_set(repo):
     assert prepared == set(DATASETS)
     assert {"fetch_raw", "split", "run_fold", "collect", "table", "summary", "figure",
             "report"} <= set(planned)
+    figures = yaml.safe_load((repo / "config" / "config.yaml").read_text())["figures"]
+    assert set(planned["figure"]) == {f"reports/figures/{name}.png" for name in figures}
 
 
 TWO_EXPERIMENTS = {

@@ -93,8 +93,9 @@ def report_config(config: dict, kind: str, name: str = "") -> dict:
         figure = config["figures"][name]
         part = {"figures": {name: figure},
                 "experiments": {figure["experiment"]: config["experiments"][figure["experiment"]]}}
-        if "table" in figure:  # a timing figure: the table whose cells it draws
-            part["tables"] = {figure["table"]: config["tables"][figure["table"]]}
+        if "table" in figure:  # a timing figure: the table whose cells it draws (not its notes)
+            table = config["tables"][figure["table"]]
+            part["tables"] = {figure["table"]: {k: v for k, v in table.items() if k != "notes"}}
         return part
     if kind == "overview":
         return config
