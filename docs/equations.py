@@ -51,7 +51,7 @@ CONTENTS = {
             "sec.": "1 2 2.1 2.2 3 3.1 3.2 3.3 4 5 5.1 5.2 6"},
     "CKP": {"eq.": 29, "Table": 2, "Fig.": 2, "sec.": "1 2 3 3.1 3.2 4 5 5.1 5.2 6"},
     "ZDJ": {"eq.": 13, "Table": 13, "Fig.": 4, "alg.": "1", "Appendix": "A B",
-            "sec.": "1 2 2.1 2.2 2.3 3 3.1 3.2 3.3 4 4.1 4.2 5 5.1 5.2 5.3 6 6.1 6.2 7"},
+            "sec.": "1 2 2.1 2.2 2.3 3 3.1 3.2 3.3 4 4.1 4.2 5 5.1 5.2 5.3 5.4 6 6.1 6.2 7"},
 }
 #: spelling in the code -> kind in the index (singular)
 KINDS = {"eq.": "eq.", "eqs.": "eq.", "sec.": "sec.", "secs.": "sec.", "alg.": "alg.",
