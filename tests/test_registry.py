@@ -5,17 +5,27 @@ import pytest
 from gpcbench import provenance
 from gpcbench.experiments import registry
 
+REAL_VERSION = registry.metadata.version
 
-def _rehash(monkeypatch, module, text=b"# edited\n"):
-    """method_code_hash of every method after appending ``text`` to ``module``'s source."""
+
+def _hashes(monkeypatch, module="gpcbench.nothing", text=b"# edited\n",
+            distribution="nothing", version="999"):
+    """method_code_hash of every method after appending ``text`` to ``module``'s source and
+    with ``distribution`` reported at ``version``."""
     real = provenance.module_source
     monkeypatch.setattr(registry, "module_source",
                         lambda name: real(name) + (text if name == module else b""))
+    monkeypatch.setattr(registry.metadata, "version",
+                        lambda name: version if name == distribution else REAL_VERSION(name))
     registry.method_code_hash.cache_clear()
     try:
         return {name: registry.method_code_hash(name) for name in registry.METHODS}
     finally:
         registry.method_code_hash.cache_clear()
+
+
+def _rehash(monkeypatch, module, text=b"# edited\n"):
+    return _hashes(monkeypatch, module=module, text=text)
 
 
 def test_editing_a_module_reached_only_indirectly_reruns_the_method(monkeypatch):
@@ -79,18 +89,8 @@ def test_a_sibling_in_the_same_family_module_reruns_nothing(monkeypatch):
     assert before["knn"] != after["knn"] and before["1nn"] != after["1nn"]
 
 
-REAL_VERSION = registry.metadata.version
-
-
-def _hashes_with_version(monkeypatch, distribution, version="999"):
-    """method_code_hash of every method with ``distribution`` reported at ``version``."""
-    monkeypatch.setattr(registry.metadata, "version",
-                        lambda name: version if name == distribution else REAL_VERSION(name))
-    registry.method_code_hash.cache_clear()
-    try:
-        return {name: registry.method_code_hash(name) for name in registry.METHODS}
-    finally:
-        registry.method_code_hash.cache_clear()
+def _hashes_with_version(monkeypatch, distribution):
+    return _hashes(monkeypatch, distribution=distribution)
 
 
 def test_a_new_version_of_an_imported_distribution_reruns_its_importers(monkeypatch):
