@@ -85,20 +85,32 @@ def _log_to_stderr():
 
 
 def cmd_run_fold(args) -> None:
-    """Run one fold job; exit with ORPHANED_EXIT, writing nothing, when Snakemake is gone."""
+    """Run one fold job (or reuse its ledger result); exit with ORPHANED_EXIT, writing
+    nothing, when Snakemake is gone."""
+    from gpcbench.experiments.ledger import reuse_fold
     from gpcbench.experiments.run_fold import OrphanedError, run_fold
     from gpcbench.seeds import derive_seed
 
     upstream = dict(item.split("=", 1) for item in args.upstream)
+    job = dict(experiment=args.experiment, method=args.method, fold=args.fold,
+               options=json.loads(args.options), code_hash=args.code_hash,
+               seed=derive_seed(args.seed, args.experiment, args.entry, args.method, args.fold))
+    if args.reuse_ledger:
+        record = reuse_fold(args.reuse_ledger, entry=args.entry, data_path=Path(args.data),
+                            splits_path=Path(args.splits), upstream=upstream,
+                            output=Path(args.output), **job)
+        if record is not None:
+            print(f"{args.method} fold {args.fold}: {record['status']}, reused from "
+                  f"{args.reuse_ledger} (made at commit {record['provenance']['git_commit']})",
+                  file=sys.stderr)
+            return
     try:
         with _log_to_stderr():
             record = run_fold(
-                experiment=args.experiment, dataset_id=args.entry, method=args.method,
-                fold=args.fold, data_path=Path(args.data), splits_path=Path(args.splits),
-                output=Path(args.output), options=json.loads(args.options),
+                dataset_id=args.entry, data_path=Path(args.data),
+                splits_path=Path(args.splits), output=Path(args.output),
                 threads=args.threads, time_limit=args.time_limit,
-                seed=derive_seed(args.seed, args.experiment, args.entry, args.method, args.fold),
-                standardize_inputs=args.standardize, upstream=upstream, code_hash=args.code_hash,
+                standardize_inputs=args.standardize, upstream=upstream, **job,
             )
     except OrphanedError as exc:
         print(f"gpcbench run-fold: error: {exc}", file=sys.stderr)
@@ -189,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--standardize", action="store_true")
     p.add_argument("--upstream", action="append", default=[], metavar="METHOD/foldK=PATH")
     p.add_argument("--code-hash", default="")
+    p.add_argument("--reuse-ledger", metavar="LEDGER",
+                   help="write this fold's result from the fold ledger (.csv.gz) instead of "
+                        "fitting when the same code made it from the same inputs")
     p.set_defaults(func=cmd_run_fold)
 
     p = sub.add_parser("collect", help="fold result JSONs -> one CSV")

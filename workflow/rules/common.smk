@@ -19,6 +19,10 @@ FROM_LEDGER = bool(config.pop("from_ledger", False))
 # Report the fold results already on disk and run no missing fold (a run still going, or
 # experiments not rerun yet): their folds are counted missing in reports/index.md.
 PARTIAL = bool(config.pop("partial", False))
+# A fold job whose result the committed ledger holds, made by the same code from the same
+# inputs, writes that result instead of fitting (a fresh clone resumes the protocol);
+# --config reuse_ledger=false recomputes every fold.
+REUSE_LEDGER = bool(config.pop("reuse_ledger", True))
 
 try:
     validate_config(config, published_dir=PUBLISHED)

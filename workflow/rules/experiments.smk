@@ -1,5 +1,7 @@
 # One job per (experiment, data set, method, fold). The method's code hash is a param, so
-# editing a method's module reruns exactly its jobs (see gpcbench.experiments.registry).
+# editing a method's module reruns exactly its jobs (see gpcbench.experiments.registry). A job
+# whose result the experiment's committed ledger already holds, made by the same code hash
+# from the same inputs, copies it from there (REUSE_LEDGER, common.smk).
 
 
 rule run_fold:
@@ -18,6 +20,7 @@ rule run_fold:
         upstream=lambda w: " ".join(f"--upstream {k}={v}" for k, v in upstream_results(w).items()),
         seed=config["seed"],
         time_limit=JOBS["time_limit_s"],
+        reuse=lambda w: f"--reuse-ledger reports/results/{w.experiment}.csv.gz" if REUSE_LEDGER else "",
     threads: JOBS["threads"]
     group: fold_group
     resources:
@@ -29,4 +32,4 @@ rule run_fold:
         " --method {wildcards.method} --fold {wildcards.fold} --data {input.data}"
         " --splits {input.splits} --output {output} --options {params.options:q}"
         " --seed {params.seed} --threads {threads} --time-limit {params.time_limit}"
-        " --code-hash {params.code} {params.standardize} {params.upstream} 2> {log}"
+        " --code-hash {params.code} {params.standardize} {params.upstream} {params.reuse} 2> {log}"
