@@ -1,63 +1,69 @@
-"""Estimate the wall time of an experiment's full protocol on C cores from the fold times at hand.
+"""Estimate the CPU time and the C-core wall time of the protocol from the measured fold times.
 
-For every (data set, method) of the experiment it takes the mean measured time of a fold job
-(the CPU seconds of fit + predict, ``timings.cpu_s`` of results/<experiment>/<entry>/<method>/
-fold*.json; wall seconds for records without it) over the folds run so far, or,
-with ``--since COMMIT``, over the folds produced at that commit or a later one (git ancestry);
-where none is that recent it falls back on the older folds (marked ``*``). With no fold result
-at hand (a fresh clone) it takes the committed reports' mean fit seconds per cell
-(``reports/tables/<experiment>_summary.csv``, marked ``r``). It multiplies by
-the protocol's number of folds and packs the jobs on C cores, longest first (LPT: within 4/3
-of the optimal makespan). Data sets with no measured fold are listed, not guessed. Wall times measured on a loaded machine make the estimate an upper bound.
+For every (experiment, data set, method) cell of the config it takes the mean CPU seconds of a
+fold job's fit + predict (``cpu_s``) over the cell's folds in the committed fold ledger
+(``reports/results/<experiment>.csv.gz``, so it works on a fresh clone) and, where a run is
+under way, in ``results/<experiment>/<entry>/<method>/fold*.json`` (these take precedence, fold
+by fold). With ``--current`` only folds made by the method's code hash at HEAD count. It
+multiplies by the protocol's number of folds, adds each fold job's start-up (a Python process
+importing the fold runner, measured here), and packs the jobs on C cores, longest first (LPT:
+within 4/3 of the optimal makespan). It prints the most expensive cells and lists the cells
+with no measured fold (left out, not guessed). Times measured on a loaded machine make the
+estimate an upper bound.
 
-Usage: python benchmarks/estimate_paper_scale.py zhang2011 --cores 16 [--max-n 4000]
-       [--since a85bc16] [--methods fbgkm sgpc]
+Usage (from the repository root): python benchmarks/estimate_paper_scale.py [EXPERIMENT ...]
+       [--cores 16] [--root .]
+       [--exclude adult2] [--max-n 4000] [--methods fbgkm sgpc] [--current] [--top 10]
 """
 
 import argparse
 import heapq
 import json
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from gpcbench.config import entry_fold_count, entry_methods, entry_protocol
-from gpcbench.experiments.registry import method_spec
+from gpcbench.config import (entry_fold_count, entry_methods, entry_protocol,
+                             read_config_file)
+from gpcbench.experiments.ledger import ledger_path
+from gpcbench.experiments.registry import method_code_hash
 
-ROOT = Path(__file__).resolve().parents[1]
+def ledger_times(root: Path, experiment: str) -> dict:
+    """(entry, method, fold) -> (cpu_s, code_hash) of the ledger's ok folds."""
+    path = ledger_path(experiment, root)
+    if not path.is_file():
+        return {}
+    folds = pd.read_csv(path, usecols=["dataset", "method", "fold", "status", "cpu_s",
+                                       "code_hash"])
+    folds = folds[(folds["status"] == "ok") & folds["cpu_s"].notna()]
+    return {(r.dataset, r.method, int(r.fold)): (float(r.cpu_s), r.code_hash)
+            for r in folds.itertuples()}
 
 
-def descends_from(commit: str, ancestor: str, cache: dict) -> bool:
-    if commit not in cache:
-        cache[commit] = subprocess.run(
-            ["git", "merge-base", "--is-ancestor", ancestor, commit], cwd=ROOT,
-            capture_output=True).returncode == 0
-    return cache[commit]
-
-
-def fold_times(folder: Path, since: str | None) -> list[float]:
-    cache: dict = {}
-    times = []
-    for path in folder.glob("fold*.json"):
+def result_times(root: Path, experiment: str) -> dict:
+    """The same from the fold result files of a run under way."""
+    times = {}
+    for path in (root / "results" / experiment).glob("*/*/fold*.json"):
         record = json.loads(path.read_text())
-        if record.get("status") != "ok":
-            continue
-        if since and not descends_from(record["provenance"]["git_commit"], since, cache):
-            continue
-        timings = record["timings"]
-        times.append(timings.get("cpu_s", timings["fit_s"] + timings["predict_s"]))
+        cpu = record.get("timings", {}).get("cpu_s")
+        if record.get("status") == "ok" and cpu is not None:
+            key = (record["dataset"], record["method"], int(record["fold"]))
+            times[key] = (float(cpu), record["provenance"].get("code_hash"))
     return times
 
 
-def reported_times(experiment: str) -> dict[tuple[str, str], float]:
-    """(entry, method label) -> mean fit seconds of the committed summary table."""
-    path = ROOT / "reports" / "tables" / f"{experiment}_summary.csv"
-    if not path.exists():
-        return {}
-    summary = pd.read_csv(path).dropna(subset=["fit_s_mean"])
-    return {(row.dataset, row.method): row.fit_s_mean for row in summary.itertuples()}
+def job_startup_seconds() -> float:
+    """Wall seconds of a fresh Python importing the CLI and the fold runner (best of 3)."""
+    code = "import gpcbench.cli, gpcbench.experiments.run_fold, gpcbench.experiments.registry"
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def lpt_makespan(durations: list[float], cores: int) -> float:
@@ -67,52 +73,74 @@ def lpt_makespan(durations: list[float], cores: int) -> float:
     return max(loads)
 
 
+def cells(config: dict, args) -> tuple[pd.DataFrame, list[str]]:
+    """One row per measured cell: experiment, entry, method, n, measured folds, mean CPU
+    seconds, protocol folds; and the cells with no measured fold."""
+    rows, missing, hashes = [], [], {}
+    for experiment in args.experiments or list(config["experiments"]):
+        spec = config["experiments"][experiment]
+        measured = {**ledger_times(args.root, experiment), **result_times(args.root, experiment)}
+        for entry in spec["datasets"]:
+            n = entry_protocol(spec, entry).get("n_train")
+            if entry in args.exclude or (args.max_n and n and n > args.max_n):
+                continue
+            for method in entry_methods(spec, entry):
+                if args.methods and method not in args.methods:
+                    continue
+                if args.current and method not in hashes:
+                    hashes[method] = method_code_hash(method)
+                times = [cpu for (e, m, _), (cpu, code) in measured.items()
+                         if e == entry and m == method
+                         and (not args.current or code == hashes[method])]
+                if not times:
+                    missing.append(f"{experiment}/{entry}/{method}")
+                    continue
+                rows.append({"experiment": experiment, "entry": entry, "method": method,
+                             "n": n or "", "measured": len(times), "cpu_s": sum(times) / len(times),
+                             "folds": entry_fold_count(spec, entry)})
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        frame["cpu_h"] = frame["cpu_s"] * frame["folds"] / 3600
+    return frame, missing
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("experiment")
+    parser.add_argument("experiments", nargs="*", help="default: every experiment")
+    parser.add_argument("--root", type=Path, default=Path("."),
+                        help="work directory holding reports/results/ and results/ (default .)")
+    parser.add_argument("--config", default="config/config.yaml")
     parser.add_argument("--cores", type=int, default=16)
+    parser.add_argument("--exclude", nargs="*", default=[], help="entries left out, e.g. adult2")
     parser.add_argument("--max-n", type=int, default=None, help="largest n_train included")
-    parser.add_argument("--since", default=None, help="only folds run at or after this commit")
     parser.add_argument("--methods", nargs="*", default=None)
+    parser.add_argument("--current", action="store_true",
+                        help="only folds made by the method's code hash at HEAD")
+    parser.add_argument("--top", type=int, default=10, help="most expensive cells printed")
     args = parser.parse_args()
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    spec = config["experiments"][args.experiment]
-    jobs, missing, reported = [], [], reported_times(args.experiment)
-    used_reports = False
-    print(f"{'data set':<16} {'method':<8} {'n':>6} {'runs':>5} {'s/run':>8} {'folds':>6} "
-          f"{'CPU-h':>7}")
-    for entry in spec["datasets"]:
-        protocol = entry_protocol(spec, entry)
-        n = protocol.get("n_train")
-        if args.max_n and n and n > args.max_n:
-            continue
-        for method in entry_methods(spec, entry):
-            if args.methods and method not in args.methods:
-                continue
-            folder = ROOT / "results" / args.experiment / entry / method
-            times, mark = fold_times(folder, args.since), ""
-            if not times and args.since:
-                times, mark = fold_times(folder, None), "*"
-            if not times and (entry, method_spec(method).label) in reported:
-                times, mark = [reported[(entry, method_spec(method).label)]], "r"
-                used_reports = True
-            if not times:
-                missing.append(f"{entry}/{method}")
-                continue
-            mean, count = sum(times) / len(times), entry_fold_count(spec, entry)
-            jobs += [mean] * count
-            print(f"{entry:<16} {method:<8} {n or '':>6} {len(times):>4}{mark:1} {mean:>8.1f} "
-                  f"{count:>6} {mean * count / 3600:>7.2f}")
-    total = sum(jobs)
-    print(f"\n{len(jobs)} fold jobs, {total / 3600:.1f} CPU-hours; on {args.cores} cores "
-          f"(longest first): {lpt_makespan(jobs, args.cores) / 3600:.2f} h "
-          f"(lower bound total / cores {total / args.cores / 3600:.2f} h)")
-    if args.since:
-        print(f"* no fold at or after {args.since}: older folds' times")
-    if used_reports:
-        print("r: no fold result here: the committed reports' mean fit seconds per fold")
+    frame, missing = cells(read_config_file(Path(args.config)), args)
+    if frame.empty:
+        sys.exit("no measured fold for these cells (the ledger and results/ are empty)")
+    startup = job_startup_seconds()
+    jobs = [cpu + startup for cpu, folds in zip(frame["cpu_s"], frame["folds"])
+            for _ in range(folds)]
+    pd.set_option("display.width", 120)
+    print(f"The {args.top} most expensive cells (mean CPU seconds of a fold's fit + predict):")
+    top = frame.sort_values("cpu_h", ascending=False).head(args.top)
+    print(top.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    print("\nPer experiment (measured cells only):")
+    print(frame.groupby("experiment")[["folds", "cpu_h"]].sum()
+          .to_string(float_format=lambda x: f"{x:.2f}"))
+    fits = float(frame["cpu_h"].sum())
+    print(f"\n{len(jobs)} fold jobs: {fits:.2f} CPU-h of fits + {len(jobs)} x {startup:.2f} s "
+          f"start-up = {sum(jobs) / 3600:.2f} CPU-h; on {args.cores} cores (longest first): "
+          f"{lpt_makespan(jobs, args.cores) / 3600:.2f} h "
+          f"(lower bound total / cores {sum(jobs) / args.cores / 3600:.2f} h)")
     if missing:
-        print("not measured (left out):", ", ".join(missing))
+        print(f"\nnot measured (left out, {len(missing)} cells):")
+        for experiment in dict.fromkeys(cell.split("/")[0] for cell in missing):
+            names = [cell.split("/", 1)[1] for cell in missing if cell.startswith(experiment + "/")]
+            print(f"  {experiment}: {', '.join(names)}")
 
 
 if __name__ == "__main__":
