@@ -11,7 +11,7 @@ from test_run_fold import fold_inputs  # noqa: F401 - the scripted methods and t
 
 from gpcbench.cli import main
 from gpcbench.experiments.aggregate import FOLD_COLUMNS, collect_folds, fold_row
-from gpcbench.experiments.ledger import read_ledger_rows, record_from_row, reusable_record
+from gpcbench.experiments.reuse import read_ledger_rows, record_from_row, reusable_record
 from gpcbench.provenance import RUN_COMMIT_VARIABLE
 from gpcbench.seeds import derive_seed
 

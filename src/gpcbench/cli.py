@@ -87,8 +87,7 @@ def _log_to_stderr():
 def cmd_run_fold(args) -> None:
     """Run one fold job (or reuse its ledger result); exit with ORPHANED_EXIT, writing
     nothing, when Snakemake is gone."""
-    from gpcbench.experiments.ledger import reuse_fold
-    from gpcbench.experiments.run_fold import OrphanedError, run_fold
+    from gpcbench.experiments.reuse import reuse_fold
     from gpcbench.seeds import derive_seed
 
     upstream = dict(item.split("=", 1) for item in args.upstream)
@@ -104,6 +103,8 @@ def cmd_run_fold(args) -> None:
                   f"{args.reuse_ledger} (made at commit {record['provenance']['git_commit']})",
                   file=sys.stderr)
             return
+    from gpcbench.experiments.run_fold import OrphanedError, run_fold  # the numerical stack
+
     try:
         with _log_to_stderr():
             record = run_fold(
