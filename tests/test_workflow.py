@@ -369,21 +369,27 @@ def test_a_fresh_copy_reuses_the_ledger_and_refits_only_an_edited_method(copy_of
 
 @pytest.mark.slow
 def test_a_partial_report_runs_no_missing_fold_and_counts_it(copy_of_repo, tmp_path):
-    """``--config partial=true`` reports the folds on disk: one deleted fold and a new
-    experiment with none are not run, and index.md counts them missing."""
+    """``--config partial=true`` reports the folds on disk and those the ledger holds current
+    (a fold missing from disk, as in a clone given another run's results, comes back from the
+    ledger, not fitted); a new experiment with none is not run, and index.md counts its folds
+    missing."""
     work, env = copy_of_repo
     partial = tmp_path / "partial"
     shutil.copytree(work, partial, symlinks=True, ignore=shutil.ignore_patterns("locks"))
-    (partial / "results" / "toy" / "cho_mixture" / "knn" / "fold1.json").unlink()
+    (partial / "results" / "toy" / "folds.csv").unlink()
+    deleted = partial / "results" / "toy" / "cho_mixture" / "knn" / "fold1.json"
+    deleted.unlink()
     config = yaml.safe_load((partial / "config" / "config.yaml").read_text())
     config["experiments"]["toy_new"] = {**config["experiments"]["toy"], "methods": ["lda"]}
     config["tables"]["toy_new_table"] = {**config["tables"]["toy_table"], "experiment": "toy_new"}
     (partial / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     env = {**env, "PYTHONPATH": str(partial / "src")}
     planned = planned_jobs(partial, env, "--config", "partial=true")
-    assert "run_fold" not in planned and "collect" in planned
+    assert planned["run_fold"] == ["results/toy/cho_mixture/knn/fold1.json"]
     subprocess.run([*SNAKEMAKE, "--cores", "2", "all", "--config", "partial=true"],
                    cwd=partial, env=env, check=True, capture_output=True)
+    assert json.loads(deleted.read_text())["provenance"]["reused_from_ledger"]
     index = (partial / "reports" / "index.md").read_text()
-    assert "toy: 5 of 6 fold results" in index and "toy_new: 0 of 2 fold results" in index
+    assert "toy: 6 of 6 fold results" not in index  # complete experiments are not listed
+    assert "toy_new: 0 of 2 fold results" in index
     assert (partial / "reports" / "tables" / "toy_new_table.md").is_file()

@@ -9,6 +9,7 @@ from gpcbench.config import (ConfigError, entry_data, entry_fold_count, entry_me
                              entry_protocol, entry_train_size, method_options, validate_config)
 from gpcbench.data.registry import DATASETS, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
+from gpcbench.experiments.reuse import current_folds
 from gpcbench.workflow import data_code_hash, published_hash, report_outputs
 
 # Published numbers live in the repository, whatever the config's workdir.
@@ -52,15 +53,25 @@ def split_data(experiment, entry):
 
 
 def fold_results(experiment):
-    """Every fold result file of one experiment (only those on disk with ``partial``)."""
+    """Every fold result file of one experiment; with ``partial`` only those on disk and
+    those the committed ledger holds made by the code at HEAD (their jobs reuse the ledger's
+    rows: a partial report never drops a current fold from the ledger)."""
     spec = EXPERIMENTS[experiment]
-    paths = [
-        f"results/{experiment}/{entry}/{method}/fold{fold}.json"
-        for entry in spec["datasets"]
-        for method in entry_methods(spec, entry)
-        for fold in range(entry_fold_count(spec, entry))
-    ]
-    return [path for path in paths if os.path.exists(path)] if PARTIAL else paths
+    keys = [(entry, method, fold) for entry in spec["datasets"]
+            for method in entry_methods(spec, entry)
+            for fold in range(entry_fold_count(spec, entry))]
+    if PARTIAL:
+        reusable = set()
+        if REUSE_LEDGER:
+            methods = {method for _, method, _ in keys}
+            reusable = current_folds(f"reports/results/{experiment}.csv.gz",
+                                     {method: method_code_hash(method) for method in methods})
+        keys = [key for key in keys if key in reusable or os.path.exists(fold_path(experiment, *key))]
+    return [fold_path(experiment, *key) for key in keys]
+
+
+def fold_path(experiment, entry, method, fold):
+    return f"results/{experiment}/{entry}/{method}/fold{fold}.json"
 
 
 def used_datasets():

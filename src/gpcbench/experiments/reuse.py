@@ -71,6 +71,18 @@ def ledger_row(path: str | Path, experiment: str, entry: str, method: str,
     return None
 
 
+def current_folds(path: str | Path, head_hashes: dict) -> set[tuple[str, str, int]]:
+    """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made from
+    a clean work tree by the method's code hash at HEAD (``head_hashes``: method -> hash), with
+    a reproducible status (the job still checks options, seed and data before reusing)."""
+    if not Path(path).is_file():
+        return set()
+    return {(row["dataset"], row["method"], int(row["fold"])) for row in _raw_rows(path)
+            if row["code_hash"] == head_hashes.get(row["method"]) and row["dirty"] == "False"
+            and not row["git_commit"].endswith("+dirty")
+            and row["status"] in REPRODUCIBLE_STATUSES}
+
+
 def record_from_row(row: dict) -> dict:
     """The fold result record a ledger row stands for: ``aggregate.fold_row`` of it gives the
     row back (the inverse of that flattening, up to the fields the row does not keep). The
