@@ -1,4 +1,4 @@
-"""Check docs/s22/boundary.py's reweighting by simulation: a birth / death / swap chain on the
+"""Check docs/zhang2011_readings/boundary.py's reweighting by simulation: a birth / death / swap chain on the
 set size with ZDJ sec. 3.2's proposal probabilities whose acceptance omits b_k / d_k."""
 import numpy as np
 rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
-"""Markdown table of docs/s22/run*.jsonl (docs/zhang2011_sampler.md, 'Digit1, g241d, COIL2')."""
+"""Markdown table of docs/zhang2011_readings/run*.jsonl (docs/zhang2011_sampler.md, 'Digit1, g241d, COIL2')."""
 import json, glob
 rows, seen = [], set()
-for f in sorted(glob.glob("docs/s22/run*.jsonl")):
+for f in sorted(glob.glob("docs/zhang2011_readings/run*.jsonl")):
     for line in open(f):
         r = json.loads(line)
         label = r["reading"] + ("" if r["prep"] == "std" else ", raw inputs")

@@ -3,7 +3,7 @@ import json, sys
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
 from gpcbench.experiments.run_fold import standardize
-sys.path.insert(0, "docs/s22")
+sys.path.insert(0, "docs/zhang2011_readings")
 from measure import load
 
 for ds in ["digit1", "g241d", "coil2"]:
