@@ -4,6 +4,7 @@ estimator claims (Bayes' rule by hand, the CV choice by a literal loop, a known 
 import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.model_selection import StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import check_estimator
@@ -25,6 +26,7 @@ def _three_classes(seed=0, n=60):
 @pytest.mark.parametrize("estimator", [
     RestartedMLP(n_restarts=2, max_iter=200),
     ClassConditionalGaussianMixture(max_components=2, n_init=1),
+    ClassConditionalGaussianMixture(max_components=2, n_init=1, shared_covariance=True),
     PrunedDecisionTree(cv_folds=5),
 ], ids=repr)
 def test_sklearn_api(estimator):
@@ -120,6 +122,77 @@ def test_mixture_size_by_bic_and_small_classes_admissible():
         n = len(rows)
         p = (mixture.bic(rows) + 2 * n * mixture.score(rows)) / np.log(n)
         assert round(p) <= n or mixture.covariance_type == "spherical"
+
+
+def _clustered_classes(seed=5):
+    """Three classes in 3-D, two of them made of two clusters, one of only 6 rows."""
+    rng = np.random.default_rng(seed)
+    parts = [rng.normal(size=(40, 3)) + [4, 0, 0], rng.normal(size=(40, 3)) - [4, 0, 0],
+             rng.normal(size=(30, 3)) + [0, 4, 0], rng.normal(size=(30, 3)) - [0, 4, 0],
+             rng.normal(size=(6, 3)) + [0, 0, 3]]
+    return np.vstack(parts), np.repeat([0, 0, 1, 1, 2], [40, 40, 30, 30, 6])
+
+
+def _mda_by_hand(model, X, classes=3):
+    """log of prior x sum_r w_cr N(x; mu_cr, Sigma) per class, with scipy's normal density."""
+    cov = model.mixtures_[0].covariances_
+    return np.column_stack([
+        np.log(sum(w * multivariate_normal(mu, cov).pdf(X)
+                   for w, mu in zip(m.weights_, m.means_))) + model.class_log_prior_[c]
+        for c, m in zip(range(classes), model.mixtures_)])
+
+
+def test_mda_posterior_is_bayes_rule_by_hand_with_one_shared_covariance():
+    """shared_covariance=True: every class keeps max_components subclasses and one covariance
+    shared by all of them; predict_proba is Bayes' rule recomputed with scipy densities."""
+    X, y = _clustered_classes()
+    model = ClassConditionalGaussianMixture(max_components=2, shared_covariance=True,
+                                            random_state=0).fit(X, y)
+    assert model.hyperparameters_ == {"0": "shared x 2", "1": "shared x 2", "2": "shared x 2"}
+    covariances = [m.covariances_ for m in model.mixtures_]
+    assert all(np.array_equal(c, covariances[0]) for c in covariances)
+    assert model.converged_
+    Xt = np.random.default_rng(9).normal(scale=3.0, size=(30, 3))
+    joint = np.exp(_mda_by_hand(model, Xt))
+    assert np.allclose(model.predict_proba(Xt), joint / joint.sum(axis=1, keepdims=True),
+                       rtol=1e-8, atol=1e-12)
+    assert np.array_equal(model.predict(Xt), model.classes_[joint.argmax(axis=1)])
+
+
+def test_mda_is_a_fixed_point_of_em_by_hand():
+    """At convergence the parameters reproduce themselves through one EM step written out by
+    hand (responsibilities from scipy densities, weighted means, the covariance pooled over
+    every subclass of every class / n), and log_likelihood_ is the mean log class density."""
+    X, y = _clustered_classes(seed=6)
+    model = ClassConditionalGaussianMixture(max_components=2, shared_covariance=True,
+                                            reg_covar=0.0, tol=1e-13, max_iter=5000,
+                                            random_state=1).fit(X, y)
+    cov = model.mixtures_[0].covariances_
+    scatter, loglik = np.zeros((3, 3)), 0.0
+    for c, m in enumerate(model.mixtures_):
+        rows = X[y == c]
+        dens = np.column_stack([w * multivariate_normal(mu, cov).pdf(rows)
+                                for w, mu in zip(m.weights_, m.means_)])
+        loglik += np.log(dens.sum(axis=1)).sum()
+        resp = dens / dens.sum(axis=1, keepdims=True)
+        means = resp.T @ rows / resp.sum(axis=0)[:, None]
+        assert np.allclose(resp.mean(axis=0), m.weights_, atol=1e-6)
+        assert np.allclose(means, m.means_, atol=1e-5)
+        for k in range(len(means)):
+            scatter += (resp[:, k, None] * (rows - means[k])).T @ (rows - means[k])
+    assert np.allclose(scatter / len(X), cov, atol=1e-5)
+    assert np.isclose(model.log_likelihood_, loglik / len(X), rtol=1e-8)
+
+
+def test_mda_with_one_subclass_is_linear_discriminant_analysis():
+    """One subclass per class and a shared covariance is LDA: the posterior of scikit-learn's
+    LinearDiscriminantAnalysis (maximum-likelihood pooled covariance)."""
+    X, y = _clustered_classes(seed=7)
+    model = ClassConditionalGaussianMixture(max_components=1, shared_covariance=True,
+                                            reg_covar=0.0).fit(X, y)
+    lda = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    Xt = np.random.default_rng(3).normal(scale=3.0, size=(40, 3))
+    assert np.allclose(model.predict_proba(Xt), lda.predict_proba(Xt), rtol=1e-7, atol=1e-12)
 
 
 def test_pruned_tree_alpha_is_the_cv_best_of_the_path():

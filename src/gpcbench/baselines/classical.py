@@ -11,8 +11,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.mixture import GaussianMixture
@@ -198,23 +200,41 @@ def _n_free_parameters(covariance_type: str, n_components: int, n_features: int)
 
 
 class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
-    """One Gaussian mixture per class, its size and covariance type chosen by BIC, classified by
-    Bayes' rule with the training class frequencies as priors.
+    """One Gaussian mixture per class, classified by Bayes' rule with the training class
+    frequencies as priors.
 
-    A candidate (covariance type, number of components) is tried for a class only if the class
-    has at least as many training rows as the mixture has free parameters; when none is (a
-    class of a few rows), the class gets one spherical Gaussian.
+    By default each class's mixture is fitted on its own, its size and covariance type chosen
+    by BIC: a candidate (covariance type, number of components) is tried for a class only if
+    the class has at least as many training rows as the mixture has free parameters; when none
+    is (a class of a few rows), the class gets one spherical Gaussian.
+
+    With ``shared_covariance=True`` the model is Hastie & Tibshirani's (1996) mixture
+    discriminant analysis (MDA, as in R's ``mda``): every class has ``max_components``
+    Gaussian subclasses (fewer if it has fewer distinct training rows) and all subclasses of
+    all classes share one full covariance matrix, fitted jointly by maximum likelihood with EM
+    (subclass responsibilities within each row's own class; the covariance pooled over all
+    rows), from ``n_init`` k-means starts (the one of highest likelihood kept). A subclass
+    needs no more rows than a mean, so small classes are not starved. BIC and
+    ``covariance_types`` are not used; with ``max_components=1`` this is linear discriminant
+    analysis.
 
     Parameters
     ----------
     max_components : int
-        Largest number of components tried per class.
+        Largest number of components tried per class (per-class mixtures); the number of
+        subclasses per class (``shared_covariance=True``).
     covariance_types : sequence of {"full", "diag", "spherical", "tied"}
-        Covariance types tried.
+        Covariance types tried (per-class mixtures only).
     n_init : int
-        EM restarts of every candidate (GaussianMixture's ``n_init``).
+        EM restarts of every candidate (GaussianMixture's ``n_init``), or of the joint EM.
     reg_covar : float
         Added to the covariance diagonals (GaussianMixture's ``reg_covar``).
+    shared_covariance : bool
+        Mixture discriminant analysis: one covariance shared by every subclass of every class.
+    max_iter : int
+        EM iterations of the joint fit (``shared_covariance=True``).
+    tol : float
+        The joint EM stops when the mean log-likelihood per row gains less than ``tol``.
     random_state : int or None
         Seeds the EM initialisations.
 
@@ -222,17 +242,23 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray
     mixtures_ : list of GaussianMixture
-        The chosen mixture of each class.
+        The chosen mixture of each class (``shared_covariance=True``: "tied" mixtures holding
+        the jointly fitted subclass weights and means and the shared covariance).
     class_log_prior_ : ndarray
         Log training frequency of each class.
     hyperparameters_ : dict
-        Per class, the chosen ``"<covariance type> x <components>"``.
+        Per class, the chosen ``"<covariance type> x <components>"`` (``"shared x R"``).
     converged_ : bool
-        Every chosen mixture's EM converged.
+        Every chosen mixture's EM converged (the joint EM, when shared).
+    n_iter_ : int
+        EM iterations of the chosen mixtures (of every start of the joint EM, when shared).
+    log_likelihood_ : float
+        ``shared_covariance=True``: mean log p(x | class) per training row at the fit.
     """
 
     def __init__(self, max_components=3, covariance_types=("full", "diag", "spherical"),
-                 n_init=3, reg_covar=1e-6, random_state=None):
+                 n_init=3, reg_covar=1e-6, shared_covariance=False, max_iter=500, tol=1e-6,
+                 random_state=None):
         store_parameters(self, locals())
 
     def fit(self, X, y):
@@ -241,6 +267,11 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
         self.class_log_prior_ = np.log(counts / counts.sum())
+        if self.shared_covariance:
+            self.mixtures_ = self._fit_shared(X, codes)
+            self.hyperparameters_ = {str(label): f"shared x {m.n_components}"
+                                     for label, m in zip(self.classes_, self.mixtures_)}
+            return self
         seeds = _restart_seeds(self.random_state, len(self.classes_))
         self.mixtures_ = [self._select(X[codes == c], int(seeds[c]))
                           for c in range(len(self.classes_))]
@@ -248,7 +279,40 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
             str(label): f"{m.covariance_type} x {m.n_components}"
             for label, m in zip(self.classes_, self.mixtures_)}
         self.converged_ = all(m.converged_ for m in self.mixtures_)
+        self.n_iter_ = int(sum(m.n_iter_ for m in self.mixtures_))
         return self
+
+    def _fit_shared(self, X, codes) -> list:
+        """Mixture discriminant analysis by EM: the best of ``n_init`` k-means starts."""
+        n, d = X.shape
+        parts = [X[codes == c] for c in range(len(self.classes_))]
+        sizes = [min(self.max_components, len(np.unique(part, axis=0))) for part in parts]
+        best, self.n_iter_ = None, 0
+        for seed in _restart_seeds(self.random_state, self.n_init):
+            resp = [np.eye(r)[KMeans(r, n_init=1, random_state=int(seed)).fit_predict(part)]
+                    if r > 1 else np.ones((len(part), 1)) for part, r in zip(parts, sizes)]
+            previous, converged = -np.inf, False
+            for _ in range(self.max_iter):
+                weights, means, cov = _shared_m_step(parts, resp, n, self.reg_covar)
+                resp, loglik = _shared_e_step(parts, weights, means, cov)
+                self.n_iter_ += 1
+                converged = loglik - previous < self.tol
+                previous = loglik
+                if converged:
+                    break
+            if best is None or previous > best[0]:
+                best = (previous, converged, weights, means, cov)
+        self.log_likelihood_, self.converged_, weights, means, cov = best
+        precision_cholesky = solve_triangular(np.linalg.cholesky(cov), np.eye(d), lower=True).T
+        mixtures = []
+        for w, mu in zip(weights, means):
+            mixture = GaussianMixture(len(w), covariance_type="tied", reg_covar=self.reg_covar)
+            mixture.weights_, mixture.means_, mixture.covariances_ = w, mu, cov
+            mixture.precisions_cholesky_ = precision_cholesky
+            mixture.precisions_ = precision_cholesky @ precision_cholesky.T
+            mixture.converged_, mixture.n_features_in_ = self.converged_, d
+            mixtures.append(mixture)
+        return mixtures
 
     def _select(self, X, seed: int) -> GaussianMixture:
         """The lowest-BIC admissible candidate for one class's rows."""
@@ -277,6 +341,37 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
         """The class of highest posterior probability."""
         log_proba = self.predict_log_proba(X)
         return self.classes_[np.argmax(log_proba, axis=1)]
+
+
+def _shared_m_step(parts, resp, n: int, reg_covar: float):
+    """Subclass weights and means per class, and the covariance pooled over all subclasses."""
+    d = parts[0].shape[1]
+    weights, means, scatter = [], [], np.zeros((d, d))
+    for part, r in zip(parts, resp):
+        mass = r.sum(axis=0) + 10 * np.finfo(float).eps
+        mu = (r.T @ part) / mass[:, None]
+        for k in range(len(mass)):
+            centred = part - mu[k]
+            scatter += (r[:, k, None] * centred).T @ centred
+        weights.append(mass / mass.sum())
+        means.append(mu)
+    return weights, means, scatter / n + reg_covar * np.eye(d)
+
+
+def _shared_e_step(parts, weights, means, cov):
+    """Subclass responsibilities within each row's class, and mean log p(x | class)."""
+    d = cov.shape[0]
+    chol = np.linalg.cholesky(cov)
+    log_det = 2 * np.log(np.diag(chol)).sum()
+    resp, total, n = [], 0.0, 0
+    for part, w, mu in zip(parts, weights, means):
+        z = np.stack([solve_triangular(chol, (part - m).T, lower=True) for m in mu], axis=-1)
+        log_joint = (np.log(w) - 0.5 * ((z ** 2).sum(axis=0) + log_det + d * np.log(2 * np.pi)))
+        log_density = logsumexp(log_joint, axis=1, keepdims=True)
+        resp.append(np.exp(log_joint - log_density))
+        total += log_density.sum()
+        n += len(part)
+    return resp, total / n
 
 
 class PrunedDecisionTree(RefittedClassifier):

@@ -6,7 +6,7 @@ it with ``method_names`` (Table 2's "Logistic Regression"). Factories import the
 lazily, so a fold job loads only its own method's code.
 """
 
-from gpcbench.experiments.options import CV_FOLDS, NONNEGATIVE, POSITIVE, POSITIVE_INT
+from gpcbench.experiments.options import CV_FOLDS, FLAG, NONNEGATIVE, POSITIVE, POSITIVE_INT
 from gpcbench.experiments.registry import MethodSpec, register
 
 MLP = {"hidden_units": POSITIVE_INT, "n_restarts": POSITIVE_INT, "cv_folds": CV_FOLDS,
@@ -16,7 +16,8 @@ PPR = {"r": POSITIVE_INT, "fit_type": {"enum": ["polyfit", "spline"]}, "degree":
        "opt_level": {"enum": ["low", "medium", "high"]}}
 MIXTURE = {"max_components": POSITIVE_INT, "n_init": POSITIVE_INT, "reg_covar": POSITIVE,
            "covariance_types": {"type": "array", "minItems": 1,
-                                "items": {"enum": ["full", "diag", "spherical", "tied"]}}}
+                                "items": {"enum": ["full", "diag", "spherical", "tied"]}},
+           "shared_covariance": FLAG, "max_iter": POSITIVE_INT, "tol": POSITIVE}
 LOGISTIC = {"C": POSITIVE, "max_iter": POSITIVE_INT}
 TREE = {"cv_folds": CV_FOLDS}
 
