@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import check_estimator
@@ -258,3 +259,14 @@ def test_projection_pursuit_classifier_on_class_indicators():
 def test_restarted_mlp_rejects_unknown_combination(combine):
     with pytest.raises(ValueError, match="combine"):
         RestartedMLP(combine=combine).fit(*_three_classes())
+
+
+def test_mixture_discriminant_warns_when_em_stops_at_its_cap():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = ClassConditionalGaussianMixture(shared_covariance=True, max_iter=1, tol=0.0,
+                                            n_init=1, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        model.fit(X, y)
+    assert not model.converged_

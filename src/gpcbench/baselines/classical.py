@@ -303,6 +303,10 @@ class ClassConditionalGaussianMixture(ClassifierMixin, BaseEstimator):
             if best is None or previous > best[0]:
                 best = (previous, converged, weights, means, cov)
         self.log_likelihood_, self.converged_, weights, means, cov = best
+        if not self.converged_:
+            warnings.warn(f"mixture discriminant EM stopped at max_iter={self.max_iter} "
+                          f"before its log-likelihood gain fell below tol={self.tol:g}",
+                          ConvergenceWarning)
         precision_cholesky = solve_triangular(np.linalg.cholesky(cov), np.eye(d), lower=True).T
         mixtures = []
         for w, mu in zip(weights, means):
