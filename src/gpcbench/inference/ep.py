@@ -324,23 +324,12 @@ def parallel_ep(posterior, y, likelihood, tau, nu, damping, max_sweeps, tol, sit
 
 # ---------------------------------------------------------------------------- sequential
 @njit(cache=True)
-def site_rank_one(d_tau, d_nu, variance, mean):
-    """Sherman-Morrison update of q(f) = N(h, A) (K&G eq. 22) when one site changes by
-    (d_tau, d_nu), its marginal being N(mean, variance): with a = A[:, k], A <- A - c a a^T and
-    h <- h + g a for c = d_tau / e, g = (d_nu - d_tau mean) / e, e = 1 + d_tau variance
-    (= (new tau + cavity precision) / (old tau + cavity precision) > 0; log|B| grows by log e).
-    Returns (e, c, g)."""
-    denom = 1.0 + d_tau * variance
-    return denom, d_tau / denom, (d_nu - d_tau * mean) / denom
-
-
-@njit(cache=True)
 def _sequential_block(kind, params, y, sigma, mean, tau, nu, damping):
     """Site-by-site EP updates (K&G eqs. 19-22) within one block, numba-compiled.
 
     ``sigma`` and ``mean`` are the block's part of A and h and are updated in place by the
-    exact rank-one formulas A <- A - c a a^T, h <- h + g a of :func:`site_rank_one` (a = column
-    of A). ``tau`` and ``nu`` are updated in place. Returns the
+    exact rank-one formulas A <- A - c a a^T, h <- h + g a (a = column of A, Sherman-Morrison
+    on the precision change of one site). ``tau`` and ``nu`` are updated in place. Returns the
     number of clipped (negative precision) sites and the change of log|B|,
     sum_k log(1 + d_tau_k A_kk) by the matrix determinant lemma. Raises on an improper cavity
     or a non-finite site, as the parallel schedule does.
@@ -367,8 +356,10 @@ def _sequential_block(kind, params, y, sigma, mean, tau, nu, damping):
         d_nu = new_nu - nu[k]
         tau[k] = new_tau
         nu[k] = new_nu
-        denom, c, g = site_rank_one(d_tau, d_nu, s_kk, mean[k])
+        denom = 1.0 + d_tau * s_kk  # = (new_tau + cav_tau) / (old tau + cav_tau) > 0
         log_det_change += math.log(denom)
+        c = d_tau / denom
+        g = (d_nu - d_tau * mean[k]) / denom
         for i in range(b):
             column[i] = sigma[i, k]
         for i in range(b):
