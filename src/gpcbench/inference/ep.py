@@ -18,7 +18,9 @@ h site after site, then the whole block's change is applied to A and h at once b
 (rank-b) update, two BLAS-3 symmetric rank-k products. This is the same arithmetic as n
 rank-one updates (no approximation) with one Python-level step per block; log|B| is carried
 along by the matrix determinant lemma, so a sweep needs no Cholesky factorisation.
-``parallel``: all sites are updated from the same cavities, then B is refactored once.
+``parallel``: all sites are updated from the same cavities, then B is refactored once
+(:func:`parallel_ep`, which takes the factorisation as a parameter: dense here, the FIC prior's
+low-rank-plus-diagonal one in :mod:`gpcbench.inference.ep_fic`).
 
 When both converge they reach the same fixed points, but the undamped parallel schedule often
 oscillates on the threshold model (benchmarks/bench_ep.py); damping 0.5 cures that at the price
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky
@@ -172,15 +175,23 @@ def expectation_propagation(
         raise ValueError(f"kernel has shape {kernel.shape}, expected ({n}, {n})")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    if not 0.0 < damping <= 1.0:
-        raise ValueError(f"damping must lie in (0, 1], got {damping}")
-    tau, nu = _initial_sites(initial_sites, n)
-    run = _run_parallel if schedule == "parallel" else _run_sequential
-    return run(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site_tol, block_size)
+    tau, nu = starting_sites(initial_sites, n, damping)
+    if schedule == "sequential":
+        return _run_sequential(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site_tol,
+                               block_size)
+    factor, tau, nu, posterior, run = parallel_ep(partial(_dense_posterior, kernel), y,
+                                                  likelihood, tau, nu, damping, max_sweeps, tol,
+                                                  site_tol)
+    return _result(factor, tau, nu, y, likelihood, run, posterior)
 
 
 # ---------------------------------------------------------------------------- shared pieces
-def _initial_sites(initial_sites, n):
+def starting_sites(initial_sites, n, damping):
+    """Check that damping lies in (0, 1] and return the sites (tau, nu) EP starts from: K&G's
+    tau = nu = 0 (K&G eq. 18), or the warm start ``initial_sites`` with negative precisions
+    set to zero."""
+    if not 0.0 < damping <= 1.0:
+        raise ValueError(f"damping must lie in (0, 1], got {damping}")
     if initial_sites is None:
         return np.zeros(n), np.zeros(n)
     tau, nu = (np.array(a, dtype=float) for a in initial_sites)
@@ -201,14 +212,17 @@ def _cavities(mean, variance, tau, nu):
     return cav_tau, cav_nu
 
 
+def site_evidence(tilted_log_z, tau, nu, cav_tau, cav_nu) -> np.ndarray:
+    """The per-site terms of log Z (K&G eq. 23 in natural parameters, module docstring),
+    log Z_i + 1/2 log(1 + tau_i/tau_-i) + nu_-i^2/(2 tau_-i) - (nu_i + nu_-i)^2/(2 (tau_i + tau_-i))
+    with Z_i the tilted normalisers at the cavities (tau_-i, nu_-i)."""
+    return (tilted_log_z + 0.5 * np.log1p(tau / cav_tau) + 0.5 * cav_nu**2 / cav_tau
+            - 0.5 * (nu + cav_nu) ** 2 / (tau + cav_tau))
+
+
 def _log_evidence(tilted_log_z, tau, nu, cav_tau, cav_nu, log_det_b, nu_dot_mean) -> float:
     """log Z of K&G eq. 23 in natural parameters (module docstring)."""
-    per_site = (
-        tilted_log_z
-        + 0.5 * np.log1p(tau / cav_tau)
-        + 0.5 * cav_nu**2 / cav_tau
-        - 0.5 * (nu + cav_nu) ** 2 / (tau + cav_tau)
-    )
+    per_site = site_evidence(tilted_log_z, tau, nu, cav_tau, cav_nu)
     value = float(np.sum(per_site) - 0.5 * log_det_b + 0.5 * nu_dot_mean)
     if not math.isfinite(value):
         raise FloatingPointError(f"EP: log evidence is not finite ({value})")
@@ -243,10 +257,12 @@ def _is_converged(trace, change, tol, site_tol) -> bool:
     return len(trace) >= 2 and abs(trace[-1] - trace[-2]) < tol and change < site_tol
 
 
-def _posterior(factor, nu):
-    """alpha, mean h = C alpha and diag(A) of the posterior held by ``factor`` (K&G eq. 22)."""
+def _dense_posterior(kernel, tau, nu):
+    """The dense factorisation of B for prior ``kernel`` and sites (tau, nu), and alpha, the
+    mean h = C alpha and diag(A) of its posterior (K&G eq. 22)."""
+    factor = SiteFactorization.from_sites(kernel, tau)
     alpha = factor.weights(nu)
-    return alpha, factor.kernel @ alpha, factor.variance()
+    return factor, (alpha, kernel @ alpha, factor.variance())
 
 
 def _result(factor, tau, nu, y, likelihood, run: dict, posterior, covariance=None) -> EPResult:
@@ -271,22 +287,30 @@ def _result(factor, tau, nu, y, likelihood, run: dict, posterior, covariance=Non
 
 
 # ---------------------------------------------------------------------------- parallel
-def _run_parallel(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site_tol, block_size):
-    run = {"trace": [], "schedule": "parallel", "damping": damping, "n_sweeps": 0, "n_clipped": 0,
-           "damped_at": 0}
-    change = np.inf
+def parallel_ep(posterior, y, likelihood, tau, nu, damping, max_sweeps, tol, site_tol):
+    """The parallel schedule from sites (tau, nu), for any factorisation of the posterior.
+
+    ``posterior(tau, nu)`` returns (factor, (alpha, mean, variance)): a factorisation with
+    ``log_det`` = log|B| (dense here, FIC in :mod:`gpcbench.inference.ep_fic`), alpha, the mean
+    h and diag(A) of q(f) (K&G eq. 22). Every sweep updates all sites from the cavities of the
+    same posterior (K&G eqs. 19-21), damped, clips negative precisions, and halves the damping
+    after OSCILLATION_SWEEPS log Z increments of alternating sign (module docstring). Returns
+    (factor, tau, nu, (alpha, mean, variance), run) at the last sweep; ``run`` holds trace
+    (log Z per sweep), converged, n_sweeps, schedule, damping (final) and n_clipped.
+    """
+    run = {"trace": [], "schedule": "parallel", "damping": damping, "n_sweeps": 0, "n_clipped": 0}
+    change, damped_at = np.inf, 0
     while True:
-        factor = SiteFactorization.from_sites(kernel, tau)
-        posterior = _posterior(factor, nu)
-        _, mean, variance = posterior
+        factor, state = posterior(tau, nu)
+        _, mean, variance = state
         _, _, tilted, log_z = _evidence_at(y, likelihood, mean, variance, tau, nu, factor.log_det)
         run["trace"].append(log_z)
         run["converged"] = _is_converged(run["trace"], change, tol, site_tol)
         if run["converged"] or run["n_sweeps"] >= max_sweeps:
-            return _result(factor, tau, nu, y, likelihood, run, posterior)
-        if _oscillates(run["trace"][run["damped_at"]:]) and damping > MIN_DAMPING:
+            return factor, tau, nu, state, run
+        if _oscillates(run["trace"][damped_at:]) and damping > MIN_DAMPING:
             damping = run["damping"] = max(0.5 * damping, MIN_DAMPING)
-            run["damped_at"] = len(run["trace"]) - 1
+            damped_at = len(run["trace"]) - 1
         new_tau = damping * tilted.site_precision + (1.0 - damping) * tau
         new_nu = damping * tilted.site_natural_mean + (1.0 - damping) * nu
         if not (np.all(np.isfinite(new_tau)) and np.all(np.isfinite(new_nu))):
@@ -300,12 +324,23 @@ def _run_parallel(kernel, y, likelihood, tau, nu, damping, max_sweeps, tol, site
 
 # ---------------------------------------------------------------------------- sequential
 @njit(cache=True)
+def site_rank_one(d_tau, d_nu, variance, mean):
+    """Sherman-Morrison update of q(f) = N(h, A) (K&G eq. 22) when one site changes by
+    (d_tau, d_nu), its marginal being N(mean, variance): with a = A[:, k], A <- A - c a a^T and
+    h <- h + g a for c = d_tau / e, g = (d_nu - d_tau mean) / e, e = 1 + d_tau variance
+    (= (new tau + cavity precision) / (old tau + cavity precision) > 0; log|B| grows by log e).
+    Returns (e, c, g)."""
+    denom = 1.0 + d_tau * variance
+    return denom, d_tau / denom, (d_nu - d_tau * mean) / denom
+
+
+@njit(cache=True)
 def _sequential_block(kind, params, y, sigma, mean, tau, nu, damping):
     """Site-by-site EP updates (K&G eqs. 19-22) within one block, numba-compiled.
 
     ``sigma`` and ``mean`` are the block's part of A and h and are updated in place by the
-    exact rank-one formulas A <- A - c a a^T, h <- h + g a (a = column of A, Sherman-Morrison
-    on the precision change of one site). ``tau`` and ``nu`` are updated in place. Returns the
+    exact rank-one formulas A <- A - c a a^T, h <- h + g a of :func:`site_rank_one` (a = column
+    of A). ``tau`` and ``nu`` are updated in place. Returns the
     number of clipped (negative precision) sites and the change of log|B|,
     sum_k log(1 + d_tau_k A_kk) by the matrix determinant lemma. Raises on an improper cavity
     or a non-finite site, as the parallel schedule does.
@@ -332,10 +367,8 @@ def _sequential_block(kind, params, y, sigma, mean, tau, nu, damping):
         d_nu = new_nu - nu[k]
         tau[k] = new_tau
         nu[k] = new_nu
-        denom = 1.0 + d_tau * s_kk  # = (new_tau + cav_tau) / (old tau + cav_tau) > 0
+        denom, c, g = site_rank_one(d_tau, d_nu, s_kk, mean[k])
         log_det_change += math.log(denom)
-        c = d_tau / denom
-        g = (d_nu - d_tau * mean[k]) / denom
         for i in range(b):
             column[i] = sigma[i, k]
         for i in range(b):

@@ -10,11 +10,11 @@ d0 = diag(K_nn) - rowsum(U^2) (:class:`FICPrior`). With Z = X the diagonal is ze
 jitter and Sigma = K, the full GP.
 
 EP. The likelihood terms are approximated by Gaussian sites in natural parameters (s_i, nu_i),
-exactly as :mod:`gpcbench.inference.ep` (K&G eqs. 16-23) does: the cavities, tilted moments
-(:meth:`~gpcbench.likelihoods.Likelihood.tilted`, the one implementation of the site update)
-and the evidence formula in natural parameters are the same; only the linear algebra of the
-posterior q(f) = N(A nu, A), A = (Sigma^-1 + S)^-1, uses the low-rank-plus-diagonal form
-(Naish-Guzman & Holden 2008 sec. 3; :class:`FICSiteFactorization`). With
+and EP runs the parallel schedule of :mod:`gpcbench.inference.ep` (K&G eqs. 16-23,
+:func:`~gpcbench.inference.ep.parallel_ep`): the cavities, tilted moments, site updates,
+damping, stopping rule and evidence are that module's; only the linear algebra of the
+posterior q(f) = N(A nu, A), A = (Sigma^-1 + S)^-1, is passed in, in the low-rank-plus-diagonal
+form (Naish-Guzman & Holden 2008 sec. 3; :class:`FICSiteFactorization`). With
 e_i = 1 + d0_i s_i and r_i = s_i / e_i (= 1 / (d0_i + 1/s_i), finite at s_i = 0),
 
     M      = I_m + U^T diag(r) U = L_M L_M^T                  (m x m, eigenvalues >= 1)
@@ -24,10 +24,7 @@ e_i = 1 + d0_i s_i and r_i = s_i / e_i (= 1 / (d0_i + 1/s_i), finite at s_i = 0)
     log|I + Sigma S| = sum log e_i + log|M|
 
 so a sweep costs O(n m^2) (one m x m Cholesky and two n x m triangular solves) and memory
-O(n m). Sites are updated in parallel from the same cavities (the ``parallel`` schedule of
-:mod:`gpcbench.inference.ep`, with its damping rule: undamped, halved after
-OSCILLATION_SWEEPS alternating log Z increments, down to MIN_DAMPING), and the run stops by the
-same test on log Z and the scaled site change.
+O(n m).
 
 Predictions at new inputs x*: the FIC prior covariance between x* and the training latents is
 Q_*n = u*^T U^T (u* = L_mm^-1 k_m*), its prior variance K(x*, x*), so (Snelson & Ghahramani
@@ -38,14 +35,14 @@ Q_*n = u*^T U^T (u* = L_mm^-1 k_m*), its prior variance K(x*, x*), so (Snelson &
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, solve_triangular
 
 from gpcbench.gaussian import cholesky_lower, log_det_from_cholesky
-from gpcbench.inference.ep import MIN_DAMPING, OSCILLATION_SWEEPS
+from gpcbench.inference.ep import parallel_ep, starting_sites
 from gpcbench.likelihoods import Likelihood
 from gpcbench.mcmc.kernel import rbf
 
@@ -199,30 +196,12 @@ class FICEPResult:
         return self.factor.predict(self.factor.prior.projection(X_new), self.beta)
 
 
-def site_evidence(tilted_log_z, tau, nu, cav_tau, cav_nu) -> np.ndarray:
-    """The per-site terms of log Z_EP in natural parameters (K&G eq. 23 as written in
-    :mod:`gpcbench.inference.ep`): log Z_i + 1/2 log(1 + tau_i/tau_-i) + nu_-i^2/(2 tau_-i)
-    - (nu_i + nu_-i)^2 / (2 (tau_i + tau_-i))."""
-    return (tilted_log_z + 0.5 * np.log1p(tau / cav_tau) + 0.5 * cav_nu**2 / cav_tau
-            - 0.5 * (nu + cav_nu) ** 2 / (tau + cav_tau))
-
-
-def _state(prior, y, likelihood, tau, nu):
-    """Factorisation, posterior, cavities, tilted moments and log Z at the sites (tau, nu)."""
+def _posterior(prior, tau, nu):
+    """The FIC factorisation for sites (tau, nu), and alpha, the mean and diag(A) of its
+    posterior (module docstring)."""
     factor = FICSiteFactorization.from_sites(prior, tau)
     alpha = factor.weights(nu)
-    mean, variance = factor.mean(alpha), factor.variance()
-    cav_tau, cav_nu = 1.0 / variance - tau, mean / variance - nu  # K&G eq. 19
-    bad = ~(cav_tau > 0) | ~np.isfinite(cav_nu)
-    if np.any(bad):
-        raise FloatingPointError(
-            f"FIC EP: cavity precision not positive or not finite at {np.flatnonzero(bad)[:10]}")
-    tilted = likelihood.tilted(y, cav_nu / cav_tau, 1.0 / cav_tau)
-    log_z = float(np.sum(site_evidence(tilted.log_z, tau, nu, cav_tau, cav_nu))
-                  - 0.5 * factor.log_det + 0.5 * nu @ mean)
-    if not math.isfinite(log_z):
-        raise FloatingPointError(f"FIC EP: log evidence is not finite ({log_z})")
-    return factor, alpha, mean, variance, tilted, log_z
+    return factor, (alpha, factor.mean(alpha), factor.variance())
 
 
 def fic_expectation_propagation(prior: FICPrior, y, likelihood: Likelihood, *,
@@ -248,35 +227,10 @@ def fic_expectation_propagation(prior: FICPrior, y, likelihood: Likelihood, *,
     n = prior.n
     if y.shape != (n,):
         raise ValueError(f"{y.shape} labels for {n} latents")
-    if not 0.0 < damping <= 1.0:
-        raise ValueError(f"damping must lie in (0, 1], got {damping}")
-    if initial_sites is None:
-        tau, nu = np.zeros(n), np.zeros(n)
-    else:
-        tau, nu = (np.array(a, dtype=float) for a in initial_sites)
-        tau = np.maximum(tau, 0.0)
-    trace, change, sweeps, clipped, damped_at = [], np.inf, 0, 0, 0
-    while True:
-        factor, alpha, mean, variance, tilted, log_z = _state(prior, y, likelihood, tau, nu)
-        trace.append(log_z)
-        converged = (len(trace) >= 2 and abs(trace[-1] - trace[-2]) < tol
-                     and change < site_tol)
-        if converged or sweeps >= max_sweeps:
-            return FICEPResult(tau, nu, factor, alpha, mean, variance, log_evidence=log_z,
-                               log_evidence_trace=trace, converged=converged, damping=damping,
-                               n_sweeps=sweeps, n_clipped=clipped)
-        steps = np.diff(trace[damped_at:][-OSCILLATION_SWEEPS - 1:])
-        if (steps.size == OSCILLATION_SWEEPS and np.all(steps[1:] * steps[:-1] < 0)
-                and damping > MIN_DAMPING):
-            damping = max(0.5 * damping, MIN_DAMPING)
-            damped_at = len(trace) - 1
-        new_tau = damping * tilted.site_precision + (1.0 - damping) * tau
-        new_nu = damping * tilted.site_natural_mean + (1.0 - damping) * nu
-        if not (np.all(np.isfinite(new_tau)) and np.all(np.isfinite(new_nu))):
-            raise FloatingPointError("FIC EP: non-finite site update")
-        clipped += int(np.sum(new_tau < 0))
-        new_tau = np.maximum(new_tau, 0.0)
-        change = float(max(np.max(np.abs(new_tau - tau) * variance),
-                           np.max(np.abs(new_nu - nu) * np.sqrt(variance))))
-        tau, nu = new_tau, new_nu
-        sweeps += 1
+    tau, nu = starting_sites(initial_sites, n, damping)
+    factor, tau, nu, (alpha, mean, variance), run = parallel_ep(
+        partial(_posterior, prior), y, likelihood, tau, nu, damping, max_sweeps, tol, site_tol)
+    return FICEPResult(tau, nu, factor, alpha, mean, variance, log_evidence=run["trace"][-1],
+                       log_evidence_trace=run["trace"], converged=run["converged"],
+                       damping=run["damping"], n_sweeps=run["n_sweeps"],
+                       n_clipped=run["n_clipped"])

@@ -11,7 +11,8 @@ with varsigma_j = Sigma_jj and v_j the variance of the tilted distribution
 p(y_j | f_j) N(f_j | mu_j, varsigma_j) (the ADF "cavity" is the current marginal itself, the
 site being absent); the best is included with its moment-matched site (tau_j, nu_j)
 (:meth:`~gpcbench.likelihoods.Likelihood.tilted`, the one implementation of the tilted
-moments and site update), and q is updated by the rank-one Sherman-Morrison step
+moments and site update), and q is updated by the rank-one Sherman-Morrison step of EP's
+sequential schedule (:func:`gpcbench.inference.ep.site_rank_one`)
 
     s = Sigma[:, j] = K[:, j] - M^T M[:, j],   c = tau_j / (1 + tau_j varsigma_j),
     mu <- mu + (nu_j - tau_j mu_j) / (1 + tau_j varsigma_j) s,   Sigma <- Sigma - c s s^T,
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpcbench.inference.ep import site_rank_one
 from gpcbench.likelihoods import Likelihood
 
 
@@ -71,9 +73,9 @@ def select_active_set(kernel_column, prior_variance, y, likelihood: Likelihood,
         score[~inactive] = -np.inf
         j = int(np.argmax(score))
         column = kernel_column(j) - rows[:k].T @ rows[:k, j]
-        denom = 1.0 + tilted.site_precision[j] * variance[j]
-        c = tilted.site_precision[j] / denom
-        mean += (tilted.site_natural_mean[j] - tilted.site_precision[j] * mean[j]) / denom * column
+        _, c, g = site_rank_one(tilted.site_precision[j], tilted.site_natural_mean[j],
+                                variance[j], mean[j])
+        mean += g * column
         rows[k] = np.sqrt(c) * column
         variance = np.maximum(variance - c * column**2, np.finfo(float).tiny)
         chosen[k], tau[k], nu[k], gain[k] = j, tilted.site_precision[j], \
