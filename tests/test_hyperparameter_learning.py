@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from gpcbench.covariance import Covariance
 from gpcbench.learning.em_ep import em_ep
 from gpcbench.learning.evidence_lbfgs import em_then_lbfgs, maximize_evidence
+from gpcbench.learning.squarem import squarem_point
 from gpcbench.learning.stopping import (
     BOUND_SLACK,
     LOG_BOUNDS,
@@ -172,3 +173,15 @@ def test_lbfgs_trust_box_keeps_off_the_independent_latent_plateau():
     assert 0.1 < interior["hyperparameters"]["inverse_lengthscale"] < 10
     assert interior["gradient_norm"] <= GTOL
     assert fit[2.0].ep.log_evidence > fit[np.inf].ep.log_evidence + 5
+
+
+def test_squarem_point_solves_a_linear_fixed_point_map_in_one_jump():
+    """For M(theta) = theta* + rho (theta - theta*) (EM's linear phase, one rate) SqS3's
+    point theta0 - 2 a r + a^2 v with a = -|r|/|v| = -1/(1 - rho) is theta* exactly."""
+    rng = np.random.default_rng(0)
+    fixed, rho = rng.normal(size=4), 0.93
+    theta0 = fixed + rng.normal(size=4)
+    theta1 = fixed + rho * (theta0 - fixed)
+    theta2 = fixed + rho * (theta1 - fixed)
+    np.testing.assert_allclose(squarem_point(theta0, theta1, theta2), fixed, atol=1e-12)
+    assert squarem_point(theta0, theta0, theta0) is None  # at a fixed point: nothing to do

@@ -26,9 +26,11 @@ from gpcbench.learning.laplace_em import (
     expected_log_sum_exp,
     laplace_em,
     lower_bound,
+    m_step,
     m_step_statistics,
 )
 from gpcbench.learning.mpl import penalised_objective
+from gpcbench.monitor import ConvergenceWarning
 from gpcbench.models import (
     LaplaceEMGaussianProcessClassifier,
     SoftmaxLaplaceGaussianProcessClassifier,
@@ -232,7 +234,7 @@ def test_bound_terms_and_expected_log_sum_exp():
 def test_laplace_em_m_steps_raise_the_bound():
     """Every M-step raises eq. 19's F at fixed q (generalised EM); the traced gain is exact."""
     X, Y, cov = _problem(n=30, seed=12)
-    result = laplace_em(X, Y, cov, max_iter=6, tol=1e-6)
+    result = laplace_em(X, Y, cov, max_iter=6, tol=1e-6, accelerate=False)
     gains = [entry["m_step_gain"] for entry in result.trace[1:]]
     assert len(result.trace) == result.n_iter + 1 == 7 and all(g >= 0 for g in gains)
     assert result.trace[-1]["log_evidence"] > result.trace[0]["log_evidence"]
@@ -245,8 +247,35 @@ def test_laplace_em_bound_is_non_decreasing_over_iterations():
     mixture (160 points, default start) F peaks at iteration 9 and falls at 90 of the 100
     iterations, while every M-step gain stays positive (measured, see the report)."""
     X, Y, cov = _problem(n=30, seed=12)
-    bounds = [entry["lower_bound"] for entry in laplace_em(X, Y, cov, max_iter=10).trace]
+    bounds = [entry["lower_bound"]
+              for entry in laplace_em(X, Y, cov, max_iter=10, accelerate=False).trace]
     assert np.all(np.diff(bounds) >= -1e-6), np.diff(bounds)
+
+
+def _literal_em_step(X, Y, covariance):
+    """CKP's E-step and M-step written out from the building blocks: the next K and bound."""
+    K = covariance(X)
+    state = laplace_mode(K, Y)
+    V = posterior_class_covariances(K, state)
+    moved, _ = m_step(X, covariance, m_step_statistics(covariance, state.f, V))
+    return moved(X), lower_bound(X, Y, covariance, K, state, V)
+
+
+@pytest.mark.parametrize("seed", [3, 12])
+def test_converged_laplace_em_is_a_fixed_point_of_the_em_map(seed):
+    """From the returned hyperparameters one more literal EM step moves K by at most xtol
+    (relative to its largest entry; the residual is of the order of the last step); SQUAREM gets there in fewer M-steps than plain EM has
+    taken when it is stopped at the same count, still moving."""
+    X, Y, cov = _problem(n=30, seed=seed)
+    fast = laplace_em(X, Y, cov, tol=1e-5, xtol=1e-5, max_iter=1000)
+    assert fast.converged
+    K = fast.covariance(X)
+    K_next, _ = _literal_em_step(X, Y, fast.covariance)
+    assert np.max(np.abs(K_next - K)) <= 2e-5 * np.max(np.abs(K))  # ~ the last step, <= xtol
+    with pytest.warns(ConvergenceWarning):
+        plain = laplace_em(X, Y, cov, tol=1e-5, xtol=1e-5, max_iter=fast.n_iter,
+                           accelerate=False)
+    assert not plain.converged
 
 
 def test_estimators_fit_arbitrary_labels_and_record_state():

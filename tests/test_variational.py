@@ -18,6 +18,8 @@ from gpcbench.inference.variational import (
     optimize_lower_bound,
     optimize_upper_bound,
 )
+from gpcbench.learning.stopping import projected_gradient
+from gpcbench.learning.variational import LEARNED, learn_hyperparameters, learned_mask
 from gpcbench.models import VariationalGaussianProcessClassifier
 
 
@@ -186,6 +188,31 @@ def test_learning_raises_the_lower_bound_and_fills_the_fitted_attributes():
         assert len(clf.hyperparameters_["inverse_lengthscale"]) == 3
         assert (clf.log_evidence_ > clf.lower_bound_) == (bound == "upper")
         assert np.mean(clf.predict(X) == y) > 0.85
+
+
+def test_learning_stops_where_the_finite_difference_gradient_is_below_gtol():
+    """The shared stopping rule ends the search: at the returned hyperparameters the projected
+    gradient of the optimised bound, by central differences, is below gtol (an irrelevant
+    input's inverse lengthscale may sit at its bound, where an outward gradient is allowed)."""
+    X, y = _data(40, d=3, seed=4)
+    X[:, 2] = np.random.default_rng(5).standard_normal(40)
+    cov = Covariance(1.0, 0.1, 0.0, [1.0, 1.0, 1.0])
+    gtol = 1e-3
+    fit = learn_hyperparameters(X, y, cov, gtol=gtol, ftol=0.0, max_iter=500)
+    assert fit.converged and fit.trace[-1]["stop_reason"] == "gradient"
+    mask = learned_mask(cov, LEARNED)
+    point = fit.covariance.log_params[mask]
+    h, numeric = 1e-5, []
+    for k in range(point.size):
+        values = []
+        for sign in (1, -1):
+            log_params = fit.covariance.log_params.copy()
+            log_params[np.flatnonzero(mask)[k]] += sign * h
+            values.append(optimize_bound("lower", cov.with_log_params(log_params)(X), y,
+                                         fit.result.variational, tol=1e-14).value)
+        numeric.append((values[0] - values[1]) / (2 * h))
+    projected, _ = projected_gradient(point, numeric)
+    assert np.max(np.abs(projected)) < 1.5 * gtol
 
 
 def test_maximising_the_upper_bound_would_send_theta0_to_infinity():

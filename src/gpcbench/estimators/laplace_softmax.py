@@ -159,7 +159,13 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
     max_iter : int, default=100
         EM iterations (M-steps) at most.
     tol : float, default=1e-3
-        EM stops when the bound of CKP eq. 19 changes by less than this.
+        EM stops at a fixed point: one EM step changes the bound of CKP eq. 19 by less than
+        ``tol`` and no log hyperparameter by more than ``xtol``.
+    xtol : float, default=1e-3
+        See ``tol``.
+    accelerate : bool, default=True
+        SQUAREM extrapolation of the EM map (same fixed point, several times fewer E-steps);
+        False runs CKP's plain EM.
     random_state : int, RandomState or None, default=None
         Seeds the prediction draws.
 
@@ -169,21 +175,25 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
     n_features_in_
         As for :class:`SoftmaxLaplaceGaussianProcessClassifier`.
     converged_ : bool
-        The bound met ``tol`` before ``max_iter`` and the last Newton run converged.
+        EM reached a fixed point (``tol``, ``xtol``) within ``max_iter`` M-steps and the last
+        Newton run converged.
     n_iter_ : int
         M-steps performed.
     trace_ : list of dict
         Per E-step: iteration, log_evidence, lower_bound (CKP eq. 19), m_step_gain,
-        newton_iterations (:func:`gpcbench.learning.laplace_em.laplace_em`).
+        newton_iterations, step, extrapolated
+        (:func:`gpcbench.learning.laplace_em.laplace_em`).
     """
 
     def __init__(self, theta0=1.0, theta1=0.05, theta2=1e-3, inverse_lengthscale=np.exp(-2.0),
                  ard=False, discrete_features=None, *, shared_hyperparameters=False,
-                 n_draws=1000, max_iter=100, tol=1e-3, random_state=None):
+                 n_draws=1000, max_iter=100, tol=1e-3, xtol=1e-3, accelerate=True,
+                 random_state=None):
         store_parameters(self, locals())
 
     def _learn(self, X, Y, covariance):
-        return laplace_em(X, Y, covariance, max_iter=self.max_iter, tol=self.tol)
+        return laplace_em(X, Y, covariance, max_iter=self.max_iter, tol=self.tol,
+                          xtol=self.xtol, accelerate=self.accelerate)
 
 
 def softmax_laplace_predict(hyperparameters: list[dict], X_train, y_train, X,

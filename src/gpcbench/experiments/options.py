@@ -44,6 +44,7 @@ LAPLACE = {
 }
 LAPLACE_SOFTMAX = {**COVARIANCE, **ITERATIONS, "shared_hyperparameters": FLAG,
                    "n_draws": POSITIVE_INT}
+LAPLACE_EM = {**LAPLACE_SOFTMAX, "xtol": POSITIVE, "accelerate": FLAG}
 SOFTMAX_MPL = {**LAPLACE_SOFTMAX, "hyperparameter_learning": {"enum": ["mpl"]}}
 
 MCMC_GPC = {

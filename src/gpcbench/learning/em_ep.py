@@ -43,6 +43,7 @@ from scipy.optimize import minimize
 from gpcbench.covariance import COVARIANCE_NAMES, Covariance
 from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.inference.ep import EPResult, expectation_propagation
+from gpcbench.learning.squarem import squarem_point
 from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule, stalled
 from gpcbench.likelihoods import Likelihood
 from gpcbench.monitor import Progress, warn_at_cap
@@ -438,21 +439,13 @@ class _EMRun:
         return covariance, likelihood
 
     def extrapolate(self, start, first, second):
-        """SQUAREM (Varadhan & Roland 2008, SqS3) from three EM iterates: the E-step at
-        theta0 - 2 a r + a^2 v (r = theta1 - theta0, v = theta2 - 2 theta1 + theta0,
-        a = -|r| / |v| <= -1) if its log Z is at least theta2's, else theta2's state."""
-        points = [self.point(*state[:2]) for state in (start, first, second)]
-        if not all(np.all(np.isfinite(p)) for p in points):
-            return second
-        r = points[1] - points[0]
-        v = points[2] - 2 * points[1] + points[0]
-        if not np.any(v):
-            return second
-        step = min(-np.linalg.norm(r) / np.linalg.norm(v), -1.0)
-        if step == -1.0:
+        """The E-step at the SQUAREM point of three EM iterates (:mod:`~gpcbench.learning.squarem`)
+        if its log Z is at least theta2's, else theta2's state."""
+        point = squarem_point(*(self.point(*state[:2]) for state in (start, first, second)))
+        if point is None:
             return second
         try:
-            jump = self.e_step(*self.models(points[0] - 2 * step * r + step**2 * v))
+            jump = self.e_step(*self.models(point))
         except (LinAlgError, FloatingPointError):
             jump = None
         if jump is not None:

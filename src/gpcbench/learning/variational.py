@@ -23,7 +23,6 @@ the optimisation variable.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,12 +30,12 @@ from scipy.optimize import minimize
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.variational import BoundResult, optimize_bound
+from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.monitor import Progress, warn_at_cap
 
 #: Hyperparameters learned by default: theta2 is absent from the variational models.
 LEARNED = ("theta0", "theta1", "inverse_lengthscale")
 #: Box constraints on every learned log hyperparameter (numerical safety only).
-LOG_BOUNDS = (math.log(1e-10), math.log(1e6))
 
 
 @dataclass
@@ -62,6 +61,7 @@ class _Objective:
         self.X, self.y, self.covariance, self.mask, self.tol = X, y, covariance, mask, tol
         self.start = None
         self.last = None
+        self.evaluated = None  # (point, value, ascent gradient) of the last call
 
     def covariance_at(self, log_learned) -> Covariance:
         log_params = self.covariance.log_params.copy()
@@ -72,23 +72,35 @@ class _Objective:
         covariance = self.covariance_at(log_learned)
         result = optimize_bound("lower", covariance(self.X), self.y, self.start, tol=self.tol)
         self.start, self.last = result.variational, result
-        return -result.value, -result.gradient(covariance, self.X)[self.mask]
+        gradient = result.gradient(covariance, self.X)[self.mask]
+        self.evaluated = (np.array(log_learned, dtype=float), result.value, gradient)
+        return -result.value, -gradient
+
+    def value_and_gradient(self, log_learned):
+        """The bound and its ascent gradient at a point (L-BFGS-B's callback point is its
+        last evaluation, so this rarely evaluates again)."""
+        if self.evaluated is None or not np.array_equal(self.evaluated[0], log_learned):
+            self(log_learned)
+        return self.evaluated[1:]
 
 
-def trace_entry(iteration, covariance, value, result) -> dict:
-    """One trace record: iteration, lower_bound, hyperparameters, inner iterations and status."""
+def trace_entry(iteration, covariance, value, result, rule_fields=None) -> dict:
+    """One trace record: iteration, lower_bound, hyperparameters, inner iterations and status,
+    and the stopping rule's gradient_norm, at_bound and stop_reason."""
     return {
         "iteration": iteration,
         "lower_bound": float(value),
         "hyperparameters": covariance.to_dict(),
         "bound_iterations": result.n_iter,
         "bound_converged": result.converged,
+        **(rule_fields or {}),
     }
 
 
 def learn_hyperparameters(X, y, covariance: Covariance, *, learn=LEARNED, max_iter=100,
-                          tol=1e-8) -> VariationalFit:
-    """Maximise the lower bound over the ``learn``-ed log hyperparameters (L-BFGS-B).
+                          tol=1e-8, gtol=DEFAULT_GTOL, ftol=DEFAULT_FTOL) -> VariationalFit:
+    """Maximise the lower bound over the ``learn``-ed log hyperparameters (L-BFGS-B), stopped
+    by the rule shared by every learning method (:mod:`gpcbench.learning.stopping`).
 
     Parameters
     ----------
@@ -103,6 +115,10 @@ def learn_hyperparameters(X, y, covariance: Covariance, *, learn=LEARNED, max_it
         L-BFGS-B iterations.
     tol : float
         Tolerance of each inner bound optimisation.
+    gtol, ftol : float
+        The stopping rule (:class:`~gpcbench.learning.stopping.StoppingRule`) on the bound:
+        projected gradient max-norm, or relative change of the bound with the log
+        hyperparameters' step; L-BFGS-B's own convergence also ends the search.
 
     Returns
     -------
@@ -115,21 +131,33 @@ def learn_hyperparameters(X, y, covariance: Covariance, *, learn=LEARNED, max_it
     if not np.all(covariance.params[mask] > 0):
         raise ValueError("learned hyperparameters must start > 0 (they are learned in log space)")
     objective = _Objective(X, y, covariance, mask, tol)
-    objective(covariance.log_params[mask])
-    trace = [trace_entry(0, covariance, objective.last.value, objective.last)]
-
+    names = [name for name, learned in zip(covariance.param_names, mask) if learned]
+    rule = StoppingRule(names, gtol=gtol, ftol=ftol)
     progress = Progress("variational bound")
+    trace = []
 
-    def record(intermediate_result):
-        progress("iteration %d bound %.6f", len(trace), -intermediate_result.fun)
-        params = objective.covariance_at(intermediate_result.x)
-        trace.append(trace_entry(len(trace), params, -intermediate_result.fun, objective.last))
+    def record(point):
+        value, gradient = objective.value_and_gradient(point)
+        rule_fields = rule.update(value, point, gradient)
+        trace.append(trace_entry(len(trace), objective.covariance_at(point), value,
+                                 objective.last, rule_fields))
+        progress("iteration %d bound %.6f", len(trace) - 1, value)
+        if rule.converged:
+            raise StopIteration
 
-    optimum = minimize(objective, covariance.log_params[mask], jac=True, method="L-BFGS-B",
-                       bounds=[LOG_BOUNDS] * int(mask.sum()), callback=record,
-                       options={"maxiter": max_iter})
-    fitted = objective.covariance_at(optimum.x)
+    start = covariance.log_params[mask]
+    try:
+        record(start)
+        optimum = minimize(objective, start, jac=True, method="L-BFGS-B",
+                           bounds=[LOG_BOUNDS] * int(mask.sum()), callback=record,
+                           options={"maxiter": max_iter})
+        point, message = optimum.x, str(optimum.message)
+        converged = rule.converged or optimum.success
+    except StopIteration:  # the rule met at the start
+        point, message, converged = start, "", True
+    fitted = objective.covariance_at(point)
     final = optimize_bound("lower", fitted(X), y, objective.start, tol=tol)
-    if not (optimum.success and final.converged):
-        warn_at_cap("variational bound", "L-BFGS-B", max_iter, str(optimum.message))
-    return VariationalFit(fitted, final, trace, bool(optimum.success and final.converged))
+    converged = bool(converged and final.converged)
+    if not converged:
+        warn_at_cap("variational bound", "L-BFGS-B", max_iter, message)
+    return VariationalFit(fitted, final, trace, converged)

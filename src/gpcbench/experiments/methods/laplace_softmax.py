@@ -12,7 +12,7 @@ from the config are passed to the estimator (e.g. ``max_iter``, ``tol``, ``ard``
 """
 
 from gpcbench.experiments.methods.ep import discrete_mask
-from gpcbench.experiments.options import LAPLACE_SOFTMAX, SOFTMAX_MPL
+from gpcbench.experiments.options import LAPLACE_EM, SOFTMAX_MPL
 from gpcbench.experiments.registry import MethodSpec, register
 
 
@@ -35,5 +35,4 @@ register(MethodSpec(name="gpc-softmax-laplace-mpl", label="Gaussian Process (LA,
                     factory=softmax_laplace_mpl,
                     options=SOFTMAX_MPL, decision_regions=True))
 register(MethodSpec(name="gpc-laplace-em", label="GP Laplace-EM", factory=laplace_em,
-                    options=LAPLACE_SOFTMAX,
-                    decision_regions=True))
+                    options=LAPLACE_EM, decision_regions=True))
