@@ -12,6 +12,7 @@ from scipy.special import logsumexp, softmax
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace_softmax import (
+    NEWTON_FLOOR_TOL,
     SoftmaxCovariance,
     evidence_gradient,
     laplace_mode,
@@ -72,6 +73,25 @@ def test_newton_mode_maximises_the_log_posterior(shared):
     assert state.converged and state.n_iter < 15
     np.testing.assert_allclose(state.f.ravel(), direct.x, atol=1e-6)
     np.testing.assert_allclose(state.a, Y - state.pi, atol=1e-8)  # Cho eq. 25: K^-1 f = y - pi
+
+
+def test_newton_at_the_rounding_floor_reports_convergence_by_the_gradient(monkeypatch):
+    """Where no halved step raises Psi (simulated: every step lowers it), Newton stops and is
+    converged exactly when max |grad Psi| < NEWTON_FLOOR_TOL: at the mode, yes; at the start
+    (a = 0), no."""
+    from gpcbench.inference import laplace_softmax
+
+    X, Y, cov = _problem()
+    K = cov(X)
+    mode = laplace_mode(K, Y)
+    monkeypatch.setattr(laplace_softmax, "_damped_step",
+                        lambda K, Y, a, step, psi: (a + step, None, psi - 1.0))
+    at_mode = laplace_mode(K, Y, mode.a, tol=0.0)
+    at_start = laplace_mode(K, Y, tol=0.0)
+    assert at_mode.n_iter == at_start.n_iter == 0
+    assert np.max(np.abs(Y - at_mode.pi - at_mode.a)) < NEWTON_FLOOR_TOL and at_mode.converged
+    assert np.max(np.abs(Y - at_start.pi - at_start.a)) > NEWTON_FLOOR_TOL
+    assert not at_start.converged
 
 
 def test_block_identities_equal_dense_algebra():

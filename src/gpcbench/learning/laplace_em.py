@@ -25,11 +25,13 @@ E-steps (the trace shows whether it did).
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg, optimize
 from scipy.special import logsumexp, softmax
+from sklearn.exceptions import ConvergenceWarning
 
 from gpcbench.gaussian import cholesky_lower, log_det_from_cholesky
 from gpcbench.inference.laplace_softmax import (
@@ -196,9 +198,12 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3, x
         second = run.em_step(first)
         converged = run.at_fixed_point(first, second, tol, xtol)
         current = second if converged else run.extrapolate(current, first, second)
-    converged = bool(converged and current.state.converged)
     if not converged:
         warn_at_cap("Laplace-EM", "EM", max_iter)
+    elif not current.state.converged:
+        warnings.warn("Laplace-EM: the last Newton run for the posterior mode did not converge",
+                      ConvergenceWarning, stacklevel=2)
+    converged = bool(converged and current.state.converged)
     return LearningResult(current.covariance, current.state, run.trace, converged, run.n_iter)
 
 
