@@ -9,7 +9,7 @@ pipeline's 100 M-steps, then SQUAREM with the same fixed-point test. Printed per
 seconds, converged fraction, M-steps, mean Laplace log evidence and test error, and SQUAREM's
 time / plain EM's.
 
-Usage: ``python benchmarks/bench_laplace_em.py [--folds K]``.
+Usage: ``python benchmarks/bench_laplace_em.py [--folds K] [--data glass iris]``.
 """
 
 from __future__ import annotations
@@ -51,9 +51,10 @@ def report(label, rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--data", nargs="+", choices=list(PROTOCOLS), default=list(PROTOCOLS))
     args = parser.parse_args()
     with threadpool_limits(1):
-        for name in PROTOCOLS:
+        for name in args.data:
             print(f"{name}, {args.folds} folds")
             plain = report("plain EM (CKP)", run(name, False, args.folds))
             fast = report("SQUAREM EM", run(name, True, args.folds))
