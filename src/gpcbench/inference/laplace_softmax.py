@@ -45,7 +45,7 @@ from gpcbench.likelihoods import softmax_log_likelihood
 
 NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (CKP eq. 9)
 NEWTON_MAX_ITER = 100
-#: Newton that can no longer raise Psi (every halved step lowers it) has reached the rounding
+#: Newton that can no longer raise Psi (no halved step raises it) has reached the rounding
 #: floor; it is converged if max |grad Psi| is below this (a large signal variance, e.g. K_cc
 #: ~ 200 on iris, puts the floor above NEWTON_TOL).
 NEWTON_FLOOR_TOL = 1e-6
@@ -229,8 +229,9 @@ def laplace_mode(K, Y, a0=None, *, tol=NEWTON_TOL, max_iter=NEWTON_MAX_ITER) -> 
         (W&B sec. 5: pi initialised to 1/m).
     tol : float
         Converged when max |grad Psi| < ``tol``; a step that lowers Psi is halved, and the
-        iteration also stops when even the smallest halved step lowers Psi (the rounding
-        floor: converged if max |grad Psi| < :data:`NEWTON_FLOOR_TOL`).
+        iteration also stops when no halved step raises Psi (the rounding floor, where a
+        step may leave Psi unchanged to the last bit: converged if max |grad Psi| <
+        :data:`NEWTON_FLOOR_TOL`).
     max_iter : int
         Newton steps at most.
 
@@ -250,7 +251,7 @@ def laplace_mode(K, Y, a0=None, *, tol=NEWTON_TOL, max_iter=NEWTON_MAX_ITER) -> 
             break
         step = newton_direction(K, Y, f, pi, block_factors(K, pi)) - a
         a_new, f_new, psi_new = _damped_step(K, Y, a, step, psi)
-        if psi_new < psi:  # every halving lowered Psi: no ascent left at rounding level
+        if psi_new <= psi:  # no halving raised Psi: no ascent left at rounding level
             converged = np.max(np.abs(Y - pi - a)) < NEWTON_FLOOR_TOL
             break
         a, f, psi = a_new, f_new, psi_new
