@@ -160,7 +160,7 @@ class LaplaceEMGaussianProcessClassifier(_SoftmaxLaplaceBase):
         EM iterations (M-steps) at most.
     tol : float, default=1e-3
         EM stops at a fixed point: one EM step changes the bound of CKP eq. 19 by less than
-        ``tol`` and no log hyperparameter by more than ``xtol``.
+        ``tol`` and no covariance entry by more than ``xtol`` times the largest.
     xtol : float, default=1e-3
         See ``tol``.
     accelerate : bool, default=True

@@ -160,7 +160,9 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3, x
     linear and slow where the evidence is flat (100 plain iterations leave forensic glass's
     hyperparameters moving by 0.01 per step), so by default every two EM steps are
     extrapolated by SQUAREM (:mod:`gpcbench.learning.squarem`, same fixed points), the jump
-    kept when its Laplace log evidence is at least the second step's.
+    kept when its Newton run converges and its bound is finite (the EM map has no objective
+    that every step raises: F can fall across E-steps, and the fixed point is not the maximum
+    of the Laplace evidence).
 
     Parameters
     ----------
@@ -171,7 +173,8 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3, x
         M-steps at most.
     tol, xtol : float
         Converged at a fixed point of the EM map: one EM step changes the bound F by less than
-        ``tol`` and no learned log hyperparameter by more than ``xtol``.
+        ``tol`` and no covariance entry by more than ``xtol`` times the largest
+        (:func:`_kernel_change`).
     accelerate : bool
         SQUAREM extrapolation (above); the plain EM map otherwise.
     m_step_iter : int
@@ -183,7 +186,8 @@ def laplace_em(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-3, x
         ``trace``: one entry per E-step (iteration, log_evidence = Laplace log q(y|X,Theta),
         lower_bound = F(q_t, Theta_t), m_step_gain = F(q_{t-1}, Theta_t) -
         F(q_{t-1}, Theta_{t-1}) >= 0 after an M-step, None after an extrapolation (marked
-        ``extrapolated``), newton_iterations, step = max change of a log hyperparameter);
+        ``extrapolated``), newton_iterations, step = :func:`_kernel_change` from the previous
+        E-step);
         ``n_iter`` = M-steps done.
     """
     run = _EMRun(X, Y, m_step_iter, Progress("Laplace-EM"))
@@ -237,8 +241,8 @@ class _EMRun:
                 and _kernel_change(before.K, after.K) <= xtol)
 
     def extrapolate(self, start: EStep, first: EStep, second: EStep) -> EStep:
-        """The E-step at the SQUAREM point of three EM iterates if its Laplace log evidence is
-        at least the last iterate's, else the last iterate."""
+        """The E-step at the SQUAREM point of three EM iterates if its Newton run converges
+        and its bound is finite, else the last iterate."""
         mask = start.covariance.learned_mask()
         point = squarem_point(*(e.covariance.log_params[mask] for e in (start, first, second)))
         if point is None:
