@@ -225,6 +225,27 @@ def test_log_evidence_gradient_matches_finite_differences(scales, eps):
         )
 
 
+@pytest.mark.parametrize("zero_sites", [0, 5])
+def test_site_kernel_inverse_from_carried_covariance_matches_literal(zero_sites):
+    """S - S A S (from the A the sequential schedule carries) is S^1/2 B^-1 S^1/2 = (C + S^-1)^-1,
+    by explicit inverses, also with sites of zero precision; the parallel schedule's (from the
+    factorisation) agrees."""
+    X, y, cov = _problem(20, seed=3)
+    C, lik = cov(X), NoisyThresholdLikelihood(0.0)
+    tau, nu = expectation_propagation(C, y, lik, schedule="parallel", **TIGHT).sites
+    tau = tau.copy()
+    tau[:zero_sites] = 0.0
+    carried = expectation_propagation(C, y, lik, max_sweeps=0, initial_sites=(tau, nu))
+    assert carried.covariance_matrix is not None
+    root = np.diag(np.sqrt(tau))
+    literal = root @ np.linalg.inv(np.eye(20) + root @ C @ root) @ root
+    np.testing.assert_allclose(carried.site_kernel_inverse(), literal, rtol=1e-9, atol=1e-12)
+    factored = expectation_propagation(C, y, lik, schedule="parallel", max_sweeps=0,
+                                       initial_sites=(tau, nu))
+    assert factored.covariance_matrix is None
+    np.testing.assert_allclose(factored.site_kernel_inverse(), literal, rtol=1e-9, atol=1e-12)
+
+
 # ----------------------------------------------------------------------------- invariances
 def test_threshold_ignores_scale_of_f():
     """epsilon = 0: scaling theta0, theta1, theta2 by c leaves log Z and predictions unchanged."""
