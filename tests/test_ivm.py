@@ -61,6 +61,30 @@ def test_classifier_predicts_from_its_active_set():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
 
+def test_classifier_with_bias_predicts_as_the_dense_posterior():
+    """Every point active (k_max = n): the latent at new inputs equals the dense GP posterior of
+    the literal algorithm's sites under the kernel rbf + sigma_b^2, mean k*^T (K + Pi^-1)^-1 m
+    and variance k** - k*^T (K + Pi^-1)^-1 k*, with m = b / pi the site means."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    y = np.where(np.sum(X**2, axis=1) > 1.5, 1.0, -1.0)
+    X_new = rng.normal(size=(7, 2)) * 3
+    bias = 2.5
+    model = IVMClassifier(k_max=30, kernel_width=1.1, bias_variance=bias).fit(X, y)
+    K = rbf(X, X, 1.1) + bias
+    chosen, pi, b = _literal(K, y, 30)
+    np.testing.assert_array_equal(model.active_, chosen)
+    cross = rbf(X_new, X[chosen], 1.1) + bias
+    system = K[np.ix_(chosen, chosen)] + np.diag(1 / pi)
+    mean = cross @ np.linalg.solve(system, b / pi)
+    variance = 1 + bias - np.sum(cross * np.linalg.solve(system, cross.T).T, axis=1)
+    fast_mean, fast_variance = model._latent(X_new)
+    np.testing.assert_allclose(fast_mean, mean, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(fast_variance, variance, rtol=1e-6, atol=1e-9)
+    without_bias = IVMClassifier(k_max=30, kernel_width=1.1, bias_variance=0.0).fit(X, y)
+    assert not np.allclose(without_bias._latent(X_new)[0], fast_mean, rtol=1e-3)
+
+
 def test_sklearn_api_of_the_zdj_peer_estimators():
     """get_params / set_params / clone, default construction, and labels of any type."""
     from sklearn.base import clone

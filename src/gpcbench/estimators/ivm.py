@@ -1,7 +1,12 @@
 """The informative vector machine (Lawrence, Seeger & Herbrich 2003) as a scikit-learn
 classifier: probit GP classification whose posterior keeps the ADF sites of d greedily
 selected active points (:func:`gpcbench.inference.ivm.select_active_set`), with ZDJ's kernel
-(one width, the mean Euclidean distance between training points, ZDJ sec. 5.1).
+(one width, the mean Euclidean distance between training points, ZDJ sec. 5.1) plus a bias
+component, k(x, x') = exp(-|x - x'|^2 / theta^2) + sigma_b^2: the prior of a constant offset
+b ~ N(0, sigma_b^2), the 'rbf' + 'bias' kernel of Lawrence, Seeger & Herbrich's experiments.
+Without it the latent reverts to 0 (p = 1/2) away from the active points; on Ringnorm, whose
+outer class the selection samples sparsely, partitions 0-4 then err 34.6 % against 3.5 % with
+sigma_b^2 = 1 (Twonorm, Waveform, Thyroid unchanged to 0.01 %; Table 13's notes).
 
 Prediction uses the active set only: with K_II the active points' prior covariance and
 (tau, nu) their sites, the latent at x* has mean k_*I^T alpha and variance
@@ -34,6 +39,8 @@ class IVMClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimato
         Number d of active points (capped at n).
     kernel_width : 'mean_distance' or float, default='mean_distance'
         theta of the ZDJ kernel exp(-|x - x'|^2 / theta^2).
+    bias_variance : float, default=1.0
+        sigma_b^2, the prior variance of the latent's constant offset (0: no offset).
 
     Attributes
     ----------
@@ -46,7 +53,7 @@ class IVMClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimato
     hyperparameters_ : dict
     """
 
-    def __init__(self, k_max=200, kernel_width="mean_distance"):
+    def __init__(self, k_max=200, kernel_width="mean_distance", bias_variance=1.0):
         store_parameters(self, locals())
 
     def fit(self, X, y):
@@ -56,23 +63,31 @@ class IVMClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimato
             raise ValueError("kernel_width must be 'mean_distance' or a positive number")
         if not self.k_max >= 1:
             raise ValueError("k_max must be >= 1")
+        if not (isinstance(self.bias_variance, Real) and self.bias_variance >= 0):
+            raise ValueError("bias_variance must be a number >= 0")
         X, signs = binary_signs(self, X, y)
         X = np.ascontiguousarray(X, dtype=float)
-        theta = mean_distance(X) if width == "mean_distance" else float(width)
-        active = select_active_set(lambda j: rbf(X, X[j:j + 1], theta)[:, 0], np.ones(len(X)),
+        self.kernel_width_ = mean_distance(X) if width == "mean_distance" else float(width)
+        active = select_active_set(lambda j: self._kernel(X, X[j:j + 1])[:, 0],
+                                   np.full(len(X), 1.0 + self.bias_variance),
                                    signs, ProbitLikelihood(), self.k_max)
         X_active = X[active.indices]
-        self.factor_ = SiteFactorization.from_sites(rbf(X_active, X_active, theta),
+        self.factor_ = SiteFactorization.from_sites(self._kernel(X_active, X_active),
                                                     active.site_precision)
         self.alpha_ = self.factor_.weights(active.site_natural_mean)
         self.X_active_, self.active_ = X_active, active.indices
         self.entropy_reduction_ = active.entropy_reduction
-        self.kernel_width_ = theta
-        self.hyperparameters_ = {"kernel_width": theta, "n_active": int(active.indices.size)}
+        self.hyperparameters_ = {"kernel_width": self.kernel_width_,
+                                 "bias_variance": float(self.bias_variance),
+                                 "n_active": int(active.indices.size)}
         return self
+
+    def _kernel(self, A, B):
+        return rbf(A, B, self.kernel_width_) + self.bias_variance
 
     def _latent(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        cross = rbf(np.ascontiguousarray(X, dtype=float), self.X_active_, self.kernel_width_)
-        return self.factor_.predict(cross, np.ones(X.shape[0]), self.alpha_)
+        cross = self._kernel(np.ascontiguousarray(X, dtype=float), self.X_active_)
+        return self.factor_.predict(cross, np.full(X.shape[0], 1.0 + self.bias_variance),
+                                    self.alpha_)
