@@ -224,6 +224,52 @@ def test_a_diagnostic_undefined_in_some_runs_is_counted_not_dropped():
     assert wide.loc["S"].tolist() == ["— (3 undefined)", "— (2 undefined) (2/3)"]
 
 
+def test_method_metrics_give_a_method_its_own_metric():
+    """``method_metrics``: one sampler's cells read another diagnostic than the table's."""
+    from gpcbench.experiments.report.cells import table_cells
+
+    rj = _folds([0.1, 0.2], "rj", "RJ")
+    rj["diagnostics"] = [json.dumps({"brooks_burn_in": None, "n_gamma": {"brooks_burn_in": b}})
+                         for b in (400.0, 600.0)]
+    gibbs = _folds([0.1, 0.2], "gibbs", "Gibbs")
+    gibbs["diagnostics"] = [json.dumps({"brooks_burn_in": b}) for b in (100.0, 300.0)]
+    table = {"experiment": "exp", "datasets": {"d1": "D"}, "spread": "none",
+             "metric": "diagnostic:n_gamma.brooks_burn_in",
+             "method_metrics": {"gibbs": "diagnostic:brooks_burn_in"}}
+    published = pd.DataFrame(columns=["entry", "method", "pub_mean", "pub_spread"])
+    cells = table_cells(table, pd.concat([rj, gibbs], ignore_index=True), published)
+    assert dict(zip(cells["method"], cells["ours"])) == {"RJ": 500.0, "Gibbs": 200.0}
+    assert cells["n_undefined"].tolist() == [0, 0]
+
+
+def test_trace_burn_in_thins_an_autocorrelated_trace_and_counts_sweeps():
+    """Traces recorded every 20 sweeps, 40 seeds each. A stationary AR(1) trace (lag-1
+    correlation 0.6, as a chain's dependence): unthinned, Brooks' runs test rejects it at every
+    candidate; thinned by two autocorrelation times it is defined. Independent draws after a
+    150-entry transient: the burn-in covers it, in sweeps. A random walk, and a trace without
+    the quantity, are undefined."""
+    from gpcbench.experiments.aggregate import trace_burn_in
+    from gpcbench.mcmc.cusum import brooks_burn_in
+
+    def trace(values):
+        return json.dumps([{"sweep": 20 * (i + 1), "q": v} for i, v in enumerate(values)])
+
+    unthinned_rejected = defined = transient_found = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        ar = np.zeros(1000)
+        for t in range(1, ar.size):
+            ar[t] = 0.6 * ar[t - 1] + rng.normal()
+        unthinned_rejected += np.isnan(brooks_burn_in(ar))
+        defined += np.isfinite(trace_burn_in(trace(ar), "q"))
+        burn = trace_burn_in(trace(np.r_[np.linspace(20, 0, 150), rng.normal(size=850)]), "q")
+        transient_found += 75 * 20 <= burn < 500 * 20
+    assert unthinned_rejected >= 38 and defined >= 36 and transient_found >= 34
+    walk = np.cumsum(np.random.default_rng(0).normal(size=1000))
+    assert np.isnan(trace_burn_in(trace(walk), "q"))
+    assert np.isnan(trace_burn_in(trace(walk), "n_gamma")) and np.isnan(trace_burn_in(None, "q"))
+
+
 def _experiment_folds(experiment, dataset, n=3):
     folds = pd.concat([_folds([0.1, 0.2, 0.3][:n]), _folds([0.2, 0.3, 0.4][:n], "k", "K")],
                       ignore_index=True)

@@ -132,6 +132,10 @@ def _check_names(config: dict) -> None:
             if method not in run:
                 raise ConfigError(f"config key 'tables.{name}.methods[{i}]': '{method}' is not "
                                   f"a method of experiment '{table['experiment']}'")
+        for method in table.get("method_metrics", {}):
+            if method not in run:
+                raise ConfigError(f"config key 'tables.{name}.method_metrics.{method}': not a "
+                                  f"method of experiment '{table['experiment']}'")
         published = table.get("published", {})
         if table["metric"] == "confusion" and published and not {"mean", "method"} <= set(published):
             raise ConfigError(f"config key 'tables.{name}.published': a confusion table's "

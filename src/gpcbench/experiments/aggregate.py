@@ -70,6 +70,33 @@ SUMMARY_COLUMNS = [
 ]
 
 
+def trace_burn_in(text, quantity: str) -> float:
+    """Brooks' burn-in (in sweeps) of ``quantity`` in a fold's convergence trace (chain 1,
+    recorded every few sweeps), thinned further to about two autocorrelation times of the
+    trace's second half, as the hairiness criterion wants nearly independent draws
+    (:func:`gpcbench.mcmc.cusum.brooks_burn_in`). NaN where the trace lacks the quantity, is
+    too short, or never settles.
+
+    The samplers' own ``brooks_burn_in`` diagnostics thin by one autocorrelation time measured
+    on the kept draws; on a chain pinned at k_max (Mushrooms, excursions below it lasting 3-4
+    sweeps) that leaves enough dependence for the runs test to fail at N ~ 1,400 draws and the
+    estimate jumps between NaN and 4,700 sweeps with the thinning, while thinning by two
+    autocorrelation times or more gives 400 (docs/zhang2011_sampler.md)."""
+    from gpcbench.mcmc.cusum import brooks_burn_in
+    from gpcbench.mcmc.diagnostics import effective_sample_size
+
+    trace = json.loads(text) if isinstance(text, str) else None
+    rows = [row for row in trace or [] if row.get(quantity) is not None]
+    if len(rows) < 20:
+        return np.nan
+    values = np.array([row[quantity] for row in rows], dtype=float)
+    spacing = rows[1]["sweep"] - rows[0]["sweep"]
+    half = values[values.size // 2:]
+    ess = effective_sample_size(half) if np.ptp(half) > 0 else half.size
+    thin = max(1, int(np.ceil(2.0 * half.size / ess)))
+    return brooks_burn_in(values, thin=thin) * spacing
+
+
 def diagnostic_value(text, path: str) -> float:
     """The value at a dotted ``path`` of a fold's sampler diagnostics (NaN where absent)."""
     value = json.loads(text) if isinstance(text, str) else None

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
-from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se
+from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se, trace_burn_in
 from gpcbench.experiments.ledger import made_by_head
 from gpcbench.experiments.registry import FitContext, method_spec
 
@@ -34,8 +34,10 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     chains, per wall second of fit), ``log_evidence`` (the method's
     approximate log marginal likelihood), or
     ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
-    ``hyperparameter:inverse_lengthscale[1]``), or ``diagnostic:<key>[.<key>...]`` (a value of
-    a sampler's recorded diagnostics, e.g. ``diagnostic:brooks_burn_in``).
+    ``hyperparameter:inverse_lengthscale[1]``), ``diagnostic:<key>[.<key>...]`` (a value of
+    a sampler's recorded diagnostics, e.g. ``diagnostic:brooks_burn_in``), or
+    ``trace_burn_in:<quantity>`` (Brooks' burn-in of a quantity of the fold's convergence
+    trace, :func:`~gpcbench.experiments.aggregate.trace_burn_in`).
     """
     if metric == "error":
         return folds["error"].astype(float)
@@ -55,6 +57,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
         return folds["hyperparameters"].map(lambda text: _hyperparameter(text, metric))
     if metric.startswith("diagnostic:"):
         return folds["diagnostics"].map(lambda text: diagnostic_value(text, metric.split(":", 1)[1]))
+    if metric.startswith("trace_burn_in:"):
+        return folds["trace"].map(lambda text: trace_burn_in(text, metric.split(":", 1)[1]))
     raise ValueError(f"unknown table metric '{metric}'")
 
 
@@ -157,12 +161,16 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
     mine["stale"] = ~made_by_head(mine, head_hashes) if head_hashes is not None else False
-    mine["value"] = metric_values(mine, table["metric"]).where(mine["status"] == "ok")
+    metrics = mine["method"].map(lambda method: table.get("method_metrics", {}).get(
+        method, table["metric"]))
+    mine["value"] = pd.concat([metric_values(group, metric) for metric, group
+                               in mine.groupby(metrics, sort=False)], sort=False
+                              ).reindex(mine.index).where(mine["status"] == "ok")
     # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
     # unless it records diagnostics; a successful fold of a method that has the metric but no
     # value for it is counted as undefined (a chain that never settled)
     recorded = mine["value"].notna()
-    if table["metric"].startswith("diagnostic:"):
+    if table["metric"].startswith(("diagnostic:", "trace_burn_in:")):
         recorded |= mine["diagnostics"].map(lambda text: isinstance(text, str) and text != "null")
     applies = recorded.groupby(mine["label"]).any()
     rows = []

@@ -59,7 +59,7 @@ def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     """The printed table: one row per method (the cells' row order), one column per data set
     (the table's order), each cell as :func:`cell_text` gives it."""
     metric = table["metric"]
-    digits = DIGITS.get(metric, 1 if metric.startswith("diagnostic:") else 4)
+    digits = DIGITS.get(metric, 1 if metric.startswith(("diagnostic:", "trace_burn_in:")) else 4)
     text = cells.assign(text=[cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
