@@ -240,6 +240,7 @@ def test_method_metrics_give_a_method_its_own_metric():
     cells = table_cells(table, pd.concat([rj, gibbs], ignore_index=True), published)
     assert dict(zip(cells["method"], cells["ours"])) == {"RJ": 500.0, "Gibbs": 200.0}
     assert cells["n_undefined"].tolist() == [0, 0]
+    assert table_cells(table, rj.iloc[:0], published).empty  # an experiment not run yet
 
 
 def test_trace_burn_in_thins_an_autocorrelated_trace_and_counts_sweeps():

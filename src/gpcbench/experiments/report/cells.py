@@ -143,6 +143,16 @@ def named_published_cells(name: str, table: dict, published_dir) -> pd.DataFrame
         raise ValueError(f"table '{name}': {exc}") from None
 
 
+def _values(table: dict, folds: pd.DataFrame) -> pd.Series:
+    """Per-fold value of the table's metric, or of a method's own (``method_metrics``)."""
+    own = table.get("method_metrics", {})
+    values = pd.Series(np.nan, index=folds.index, dtype=float)
+    for metric in {own.get(method, table["metric"]) for method in folds["method"]}:
+        rows = folds["method"].map(lambda method: own.get(method, table["metric"])) == metric
+        values[rows] = metric_values(folds[rows], metric).astype(float)
+    return values
+
+
 def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
     """The folds a table shows: its experiment, its data sets, its ``methods`` if given."""
     mine = folds[(folds["experiment"] == table["experiment"])
@@ -161,11 +171,7 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
     mine["stale"] = ~made_by_head(mine, head_hashes) if head_hashes is not None else False
-    metrics = mine["method"].map(lambda method: table.get("method_metrics", {}).get(
-        method, table["metric"]))
-    mine["value"] = pd.concat([metric_values(group, metric) for metric, group
-                               in mine.groupby(metrics, sort=False)], sort=False
-                              ).reindex(mine.index).where(mine["status"] == "ok")
+    mine["value"] = _values(table, mine).where(mine["status"] == "ok")
     # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
     # unless it records diagnostics; a successful fold of a method that has the metric but no
     # value for it is counted as undefined (a chain that never settled)
