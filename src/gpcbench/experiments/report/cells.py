@@ -177,7 +177,8 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     # value for it is counted as undefined (a chain that never settled)
     recorded = mine["value"].notna()
     if table["metric"].startswith(("diagnostic:", "trace_burn_in:")):
-        recorded |= mine["diagnostics"].map(lambda text: isinstance(text, str) and text != "null")
+        recorded |= mine["diagnostics"].map(
+            lambda text: isinstance(text, str) and text != "null").astype(bool)
     applies = recorded.groupby(mine["label"]).any()
     rows = []
     for (entry, label), group in mine.groupby(["dataset", "label"], sort=False):
