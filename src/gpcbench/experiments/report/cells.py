@@ -146,10 +146,10 @@ def named_published_cells(name: str, table: dict, published_dir) -> pd.DataFrame
 def _values(table: dict, folds: pd.DataFrame) -> pd.Series:
     """Per-fold value of the table's metric, or of a method's own (``method_metrics``)."""
     own = table.get("method_metrics", {})
+    chosen = folds["method"].map(lambda method: own.get(method, table["metric"]))
     values = pd.Series(np.nan, index=folds.index, dtype=float)
-    for metric in {own.get(method, table["metric"]) for method in folds["method"]}:
-        rows = folds["method"].map(lambda method: own.get(method, table["metric"])) == metric
-        values[rows] = metric_values(folds[rows], metric).astype(float)
+    for metric in chosen.unique():
+        values[chosen == metric] = metric_values(folds[chosen == metric], metric).astype(float)
     return values
 
 
