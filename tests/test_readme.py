@@ -64,7 +64,7 @@ def test_documented_metrics_and_config_keys_are_the_schemas():
     from gpcbench.config import config_schema
 
     schema = config_schema()
-    metric = schema["$defs"]["table"]["properties"]["metric"]["pattern"]
+    metric = schema["$defs"]["fold_metric"]["pattern"]
     plain = re.match(r"\^\((.*?)\|hyperparameter", metric).group(1).split("|")
     listed = README[README.index("## Adding a table or figure"):]
     for name in plain:
