@@ -5,7 +5,10 @@ synthetic data of the paper's sizes (n, k_max) = (300, 100), (500, 200), (2000, 
 starting from n_gamma = k_max (Table 7: chains sit near k_max) and prints sweeps per second and
 the implied time of 10,000 sweeps beside the paper's reported FBGKM times for data sets of the
 same n and k_max (config/published/zhang2011_table3.csv, table11.csv: whole runs, Matlab on a
-2.8 GHz Pentium 4, including prediction). Then the multiclass sampler of section 6.2
+2.8 GHz Pentium 4, including prediction), and the share of a sweep spent in step (a)'s
+whitening solve W = L^-1 K~' (:func:`gpcbench.mcmc.holmes_held.whiten`, one n x n_gamma dtrsm,
+n n_gamma^2 flops), timed alone in the same run at the chain's mean n_gamma: the part of the
+sweep no reordering of the sampler's loops can remove. Then the multiclass sampler of section 6.2
 (:func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`) at n = 300, k_max = 100 for J = 3 and 6 classes,
 beside the binary sampler's rate at the same n and k_max measured in the same run (the paper
 reports no multiclass timings). Usage: PYTHONPATH=src python benchmarks/bench_mcmc.py
@@ -20,6 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.gkm_multiclass import gauss_hermite, run_chain_multi
+from gpcbench.mcmc.holmes_held import whiten
 from gpcbench.mcmc.kernel import mean_distance
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published"
@@ -44,6 +48,19 @@ def sweeps_per_second(n, k_max, n_sweeps, p=60, seed=0):
     start = time.perf_counter()
     run_chain(*args)
     return n_sweeps / (time.perf_counter() - start), out[0][:, 3].mean()
+
+
+def whitening_seconds(n, k, repeats=50, seed=0):
+    """Seconds of one :func:`whiten` (W = L^-1 K~' for n points, k + 1 columns)."""
+    rng = np.random.default_rng(seed)
+    Kt = rng.random((n, k + 1))
+    L = np.linalg.cholesky(Kt.T @ Kt + np.eye(k + 1))
+    W = np.zeros_like(Kt)
+    whiten(Kt, k + 1, L, W)  # compile
+    start = time.perf_counter()
+    for _ in range(repeats):
+        whiten(Kt, k + 1, L, W)
+    return (time.perf_counter() - start) / repeats
 
 
 def multiclass_sweeps_per_second(n, k_max, J, n_sweeps, p=60, seed=0):
@@ -77,11 +94,13 @@ def published_seconds(datasets):
 
 def main():
     sweeps_per_second(50, 10, 5)  # compile
-    print(f"{'n':>6} {'k_max':>6} {'mean n_gamma':>13} {'sweeps/s':>9} {'10k sweeps':>11}  paper (FBGKM)")
+    print(f"{'n':>6} {'k_max':>6} {'mean n_gamma':>13} {'sweeps/s':>9} {'10k sweeps':>11} "
+          f"{'whitening share':>16}  paper (FBGKM)")
     for (n, k_max), datasets in SIZES.items():
         rate, n_gamma = sweeps_per_second(n, k_max, max(200, 300_000 // n))
-        print(f"{n:>6} {k_max:>6} {n_gamma:>13.1f} {rate:>9.0f} {1e4 / rate:>9.1f} s  "
-              f"{published_seconds(datasets)}")
+        share = whitening_seconds(n, round(n_gamma)) * rate
+        print(f"{n:>6} {k_max:>6} {n_gamma:>13.1f} {rate:>9.0f} {1e4 / rate:>9.1f} s "
+              f"{share:>16.2f}  {published_seconds(datasets)}")
     multiclass_sweeps_per_second(50, 10, 3, 5)  # compile
     n, k_max = 300, 100
     binary, _ = sweeps_per_second(n, k_max, 1000)
