@@ -18,7 +18,8 @@ def folds_frame():
     return pd.DataFrame({
         "dataset": ["crabs"] * 3, "method": ["lda", "lda", "1nn"], "fold": [0, 1, 0],
         "code_hash": ["head-lda", "head-lda", "old"],
-        "git_commit": ["abc", "abc+dirty", "abc"], "cpu_s": [2.0, 3.0, 5.0]})
+        "git_commit": ["abc", "abc+dirty", "abc"], "cpu_s": [2.0, 3.0, 5.0],
+        "options": ["{}"] * 3})
 
 
 def test_the_ledger_is_reproducible_and_restores_the_same_bytes(tmp_path):
@@ -39,6 +40,23 @@ def test_fold_states_count_dirty_and_other_hashes_as_stale():
     assert counts.loc["lda", "stale_cpu_s"] == 3.0
     assert counts.loc["1nn", ["current", "stale", "missing"]].tolist() == [0, 1, 1]
     assert counts.loc["1nn", "missing_cpu_s_est"] == 5.0
+
+
+def test_folds_run_with_other_options_than_the_configs_are_stale():
+    """A config change of a method's options (top level or per entry) makes its folds stale,
+    as it makes Snakemake rerun them; the hash alone would call them current."""
+    config = {**CONFIG, "methods": {"lda": {"shrinkage": 0.5}}}
+    folds = folds_frame().assign(git_commit="abc", code_hash=["head-lda", "head-lda", "head-1nn"])
+    hashes = {"lda": "head-lda", "1nn": "head-1nn"}
+    assert list(fold_states(CONFIG, "toy", folds, hashes)["state"]) == [
+        "current", "current", "current", "missing"]
+    assert list(fold_states(config, "toy", folds, hashes)["state"]) == [
+        "stale", "stale", "current", "missing"]
+    folds.loc[0, "options"] = '{"shrinkage": 0.5}'
+    assert list(fold_states(config, "toy", folds, hashes)["state"])[:2] == ["current", "stale"]
+    entry = {"experiments": {"toy": {**CONFIG["experiments"]["toy"],
+                                     "datasets": {"crabs": {"options": {"1nn": {"p": 1}}}}}}}
+    assert list(fold_states(entry, "toy", folds, hashes)["state"])[2] == "stale"
 
 
 def test_status_prints_counts_per_experiment_and_method(tmp_path, capsys):

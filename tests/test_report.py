@@ -21,7 +21,8 @@ def _folds(errors, method="m", label="M", status=None):
         "experiment": "exp", "dataset": "d1", "method": method, "label": label, "fold": range(n),
         "status": status or ["ok"] * n, "message": "", "error": errors, "nlpd": np.nan,
         "brier": 0.1, "n_test": 20, "n_train": 80, "fit_s": 1.0, "predict_s": 0.1,
-        "converged": True, "n_iter": 1, "log_evidence": np.nan, "hyperparameters": "{}"})
+        "converged": True, "n_iter": 1, "log_evidence": np.nan, "hyperparameters": "{}",
+        "options": "{}"})
 
 
 def test_flag_marks_differences_beyond_two_combined_standard_errors(tmp_path):
@@ -356,22 +357,23 @@ def test_each_report_part_alone_equals_the_whole_report(report_inputs):
 
 def test_stale_folds_are_marked_in_cells_and_counted_in_the_index(report_inputs, monkeypatch):
     """Given the code hashes at HEAD, a cell built from folds of another hash says how many,
-    and index.md counts each table's current, stale and missing folds; a ``+dirty`` fold is
-    stale whatever its hash."""
+    and index.md counts each table's current, stale and missing folds; a ``+dirty`` fold, or
+    one run with other options than the config's, is stale whatever its hash."""
     from gpcbench.experiments.report.build import write_report
 
     d = report_inputs
     monkeypatch.setattr("gpcbench.experiments.ledger.entry_fold_count", lambda spec, entry: 3)
     folds = pd.read_csv(d / "e1.csv")
     folds.loc[(folds["method"] == "m") & (folds["fold"] == 0), "git_commit"] = "abc+dirty"
+    folds.loc[(folds["method"] == "m") & (folds["fold"] == 1), "options"] = '{"n_chains": 2}'
     folds.to_csv(d / "e1.csv", index=False)
     write_report(REPORT_CONFIG, [d / "e1.csv", d / "e2.csv"], d, d / "out",
                  [d / "d1.json", d / "d2_data.json"], head_hashes={"m": "h", "k": "other"})
     table = (d / "out" / "tables" / "t1.md").read_text()
     row = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| ")}
-    assert "(1 stale) [" in row["| M"] and "(3 stale)" in row["| K"]
+    assert "(2 stale) [" in row["| M"] and "(3 stale)" in row["| K"]
     index = (d / "out" / "index.md").read_text()
-    assert "- [T1](tables/t1.md): 2 current, 4 stale, 0 missing" in index
+    assert "- [T1](tables/t1.md): 1 current, 5 stale, 0 missing" in index
     assert "- [T2](tables/t2.md): 3 current, 3 stale, 0 missing" in index
     write_report(REPORT_CONFIG, [d / "e1.csv", d / "e2.csv"], d, d / "plain",
                  [d / "d1.json", d / "d2_data.json"])

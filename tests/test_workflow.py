@@ -148,10 +148,12 @@ def test_report_config_keeps_only_a_parts_own_config_in_order():
     from gpcbench.workflow import one_of, report_config
 
     config = {**TWO_EXPERIMENTS, "tables": {**TWO_EXPERIMENTS["tables"], "wide": {
-        **TWO_EXPERIMENTS["tables"]["first_table"], "datasets": {"z": "Z", "a": "A"}}}}
+        **TWO_EXPERIMENTS["tables"]["first_table"], "datasets": {"z": "Z", "a": "A"}}},
+        "methods": {"1nn": {"p": 1}, "knn": {"cv_folds": 5}}}
     part = report_config(config, "table", "wide")
     assert part == {"tables": {"wide": config["tables"]["wide"]},
-                    "experiments": {"first": config["experiments"]["first"]}}
+                    "experiments": {"first": config["experiments"]["first"]},
+                    "methods": {"1nn": {"p": 1}}}  # its experiment's methods' options
     assert list(part["tables"]["wide"]["datasets"]) == ["z", "a"]  # the table's column order
     assert report_config(config, "summary", "second") == {
         "experiments": {"second": config["experiments"]["second"]}}

@@ -79,14 +79,25 @@ def one_of(names) -> str:
     return "|".join(re.escape(name) for name in sorted(names)) or "(?!)"
 
 
+def _experiment_method_options(config: dict, experiment: dict) -> dict:
+    """The top-level ``methods.<method>`` options of the experiment's methods (a table marks
+    folds run with other options than its config's as stale)."""
+    from gpcbench.config import entry_methods
+
+    used = {method for entry in experiment["datasets"] for method in entry_methods(experiment, entry)}
+    return {method: options for method, options in config.get("methods", {}).items()
+            if method in used}
+
+
 def report_config(config: dict, kind: str, name: str = "") -> dict:
     """The part of the config one report job reads (``kind`` as in ``gpcbench report --only``),
     so that editing another table, figure or experiment does not rerun it. Key order is kept:
     a table's ``datasets`` order is its column order."""
     if kind == "table":
         table = config["tables"][name]
-        return {"tables": {name: table},
-                "experiments": {table["experiment"]: config["experiments"][table["experiment"]]}}
+        experiment = config["experiments"][table["experiment"]]
+        return {"tables": {name: table}, "experiments": {table["experiment"]: experiment},
+                "methods": _experiment_method_options(config, experiment)}
     if kind == "summary":
         return {"experiments": {name: config["experiments"][name]}}
     if kind == "figure":

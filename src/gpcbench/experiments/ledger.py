@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_fold_count, entry_methods
+from gpcbench.config import entry_fold_count, entry_methods, method_options
 from gpcbench.io import atomic_write_bytes
 
 LEDGER_DIR = Path("reports") / "results"
@@ -35,20 +36,42 @@ def restore_folds(ledger: str | Path, output: str | Path) -> None:
     atomic_write_bytes(Path(output), gzip.decompress(Path(ledger).read_bytes()))
 
 
-def made_by_head(folds: pd.DataFrame, head_hashes: dict) -> pd.Series:
+def made_by_head(folds: pd.DataFrame, head_hashes: dict, config: dict | None = None,
+                 experiment: str | None = None) -> pd.Series:
     """Whether each fold was made by its method's code hash at HEAD (``head_hashes``: method
-    -> hash) from a clean work tree; a ``+dirty`` fold never is."""
+    -> hash) from a clean work tree and, given ``config``, with the options the config now gives
+    its fold job (:func:`ran_with_config_options`); a ``+dirty`` fold never is."""
     clean = ~folds["git_commit"].astype(str).str.endswith("+dirty")
-    return clean & (folds["code_hash"] == folds["method"].map(head_hashes))
+    made = clean & (folds["code_hash"] == folds["method"].map(head_hashes))
+    return made if config is None else made & ran_with_config_options(folds, config, experiment)
+
+
+def ran_with_config_options(folds: pd.DataFrame, config: dict,
+                            experiment: str | None = None) -> pd.Series:
+    """Whether each fold's recorded ``options`` are those ``config`` now gives its job
+    (``methods.<method>`` with the entry's ``options.<method>`` merged over it), as Snakemake
+    sees it when it reruns a job whose options changed. ``experiment`` stands in for a missing
+    ``experiment`` column; a fold of an entry the config no longer has does not match."""
+    def matches(row) -> bool:
+        try:
+            wanted = method_options(config, experiment or row.experiment, row.dataset,
+                                    row.method)
+        except KeyError:
+            return False
+        return (json.loads(row.options) if isinstance(row.options, str) else None) == wanted
+
+    return pd.Series([matches(row) for row in folds.itertuples()], index=folds.index,
+                     dtype=bool)
 
 
 def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes: dict) -> pd.DataFrame:
     """One row per fold the config asks for: entry, method, fold, ``state`` (``current``: made
-    by the method's code hash at HEAD from a clean work tree; ``stale``: by another hash or a
-    ``+dirty`` tree; ``missing``: not in ``folds``) and the fold's CPU seconds (NaN if missing).
-    ``head_hashes`` maps method -> code hash at HEAD."""
+    by the method's code hash at HEAD from a clean work tree with the config's options;
+    ``stale``: by another hash or other options or a ``+dirty`` tree; ``missing``: not in
+    ``folds``) and the fold's CPU seconds (NaN if missing). ``head_hashes`` maps method -> code
+    hash at HEAD."""
     spec = config["experiments"][experiment]
-    folds = folds.assign(current=made_by_head(folds, head_hashes))
+    folds = folds.assign(current=made_by_head(folds, head_hashes, config, experiment))
     known = {(r.dataset, r.method, int(r.fold)): r for r in folds.itertuples()}
     rows = []
     for entry in spec["datasets"]:

@@ -84,7 +84,7 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
         write_confusion_table(name, table, cells, notes, Path(out))
         return cells
     cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
-                        expected_fold_counts(config, table), head_hashes)
+                        expected_fold_counts(config, table), head_hashes, config)
     write_table(name, table, cells, notes, Path(out))
     return cells
 

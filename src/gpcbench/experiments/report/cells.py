@@ -161,16 +161,18 @@ def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
-                expected_folds: dict | None = None, head_hashes: dict | None = None
-                ) -> pd.DataFrame:
+                expected_folds: dict | None = None, head_hashes: dict | None = None,
+                config: dict | None = None) -> pd.DataFrame:
     """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
     successful folds), the published value and the flag. ``expected_folds`` (entry -> the
     protocol's fold count) fills ``n_expected``, so a cell built from a partial run says so;
     ``head_hashes`` (method -> code hash at HEAD) fills ``n_stale``, the folds made by other
-    code or a ``+dirty`` tree (0 without it)."""
+    code or a ``+dirty`` tree (0 without it), or, given ``config``, with other options than
+    it gives their jobs."""
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
-    mine["stale"] = ~made_by_head(mine, head_hashes) if head_hashes is not None else False
+    mine["stale"] = (~made_by_head(mine, head_hashes, config) if head_hashes is not None
+                     else False)
     mine["value"] = _values(table, mine).where(mine["status"] == "ok")
     # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
     # unless it records diagnostics; a successful fold of a method that has the metric but no
