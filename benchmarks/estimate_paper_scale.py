@@ -4,7 +4,8 @@ For every (experiment, data set, method) cell of the config it takes the mean CP
 fold job's fit + predict (``cpu_s``) over the cell's folds in the committed fold ledger
 (``reports/results/<experiment>.csv.gz``, so it works on a fresh clone) and, where a run is
 under way, in ``results/<experiment>/<entry>/<method>/fold*.json`` (these take precedence, fold
-by fold). With ``--current`` only folds made by the method's code hash at HEAD count. It
+by fold). With ``--current`` only folds made by the method's code hash at HEAD with the
+options the config gives their jobs count. It
 multiplies by the protocol's number of folds, adds each fold job's start-up (a Python process
 importing the fold runner, measured here), and packs the jobs on C cores, longest first (LPT:
 within 4/3 of the optimal makespan). It prints the most expensive cells and lists the cells
@@ -26,20 +27,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import (entry_fold_count, entry_methods, entry_protocol,
+from gpcbench.config import (entry_fold_count, entry_methods, entry_protocol, method_options,
                              read_config_file)
 from gpcbench.experiments.ledger import ledger_path
 from gpcbench.experiments.registry import method_code_hash
 
 def ledger_times(root: Path, experiment: str) -> dict:
-    """(entry, method, fold) -> (cpu_s, code_hash) of the ledger's ok folds."""
+    """(entry, method, fold) -> (cpu_s, code_hash, options) of the ledger's ok folds."""
     path = ledger_path(experiment, root)
     if not path.is_file():
         return {}
     folds = pd.read_csv(path, usecols=["dataset", "method", "fold", "status", "cpu_s",
-                                       "code_hash"])
+                                       "code_hash", "options"])
     folds = folds[(folds["status"] == "ok") & folds["cpu_s"].notna()]
-    return {(r.dataset, r.method, int(r.fold)): (float(r.cpu_s), r.code_hash)
+    return {(r.dataset, r.method, int(r.fold)): (float(r.cpu_s), r.code_hash,
+                                                 json.loads(r.options))
             for r in folds.itertuples()}
 
 
@@ -51,7 +53,8 @@ def result_times(root: Path, experiment: str) -> dict:
         cpu = record.get("timings", {}).get("cpu_s")
         if record.get("status") == "ok" and cpu is not None:
             key = (record["dataset"], record["method"], int(record["fold"]))
-            times[key] = (float(cpu), record["provenance"].get("code_hash"))
+            times[key] = (float(cpu), record["provenance"].get("code_hash"),
+                          record.get("options"))
     return times
 
 
@@ -89,9 +92,10 @@ def cells(config: dict, args) -> tuple[pd.DataFrame, list[str]]:
                     continue
                 if args.current and method not in hashes:
                     hashes[method] = method_code_hash(method)
-                times = [cpu for (e, m, _), (cpu, code) in measured.items()
-                         if e == entry and m == method
-                         and (not args.current or code == hashes[method])]
+                wanted = method_options(config, experiment, entry, method)
+                times = [cpu for (e, m, _), (cpu, code, options) in measured.items()
+                         if e == entry and m == method and (not args.current or (
+                             code == hashes[method] and options == wanted))]
                 if not times:
                     missing.append(f"{experiment}/{entry}/{method}")
                     continue
@@ -115,7 +119,8 @@ def main():
     parser.add_argument("--max-n", type=int, default=None, help="largest n_train included")
     parser.add_argument("--methods", nargs="*", default=None)
     parser.add_argument("--current", action="store_true",
-                        help="only folds made by the method's code hash at HEAD")
+                        help="only folds made by the method's code hash at HEAD with the "
+                             "config's options")
     parser.add_argument("--top", type=int, default=10, help="most expensive cells printed")
     args = parser.parse_args()
     frame, missing = cells(read_config_file(Path(args.config)), args)
