@@ -49,6 +49,10 @@ def test_shipped_configs_validate(repo, name):
             options={"bgkm": {"k_max": 10}}), "experiments.zhang2011.datasets.splice.options.bgkm"),
         (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(options={"fbgkm": 100}),
          "experiments.zhang2011.datasets.bci.options.fbgkm"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["splice"].update(
+            pending={"bgkm": "slow"}), "experiments.zhang2011.datasets.splice.pending.bgkm"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(
+            pending={"fbgkm": ""}), "experiments.zhang2011.datasets.bci.pending.fbgkm"),
         (lambda c: c["tables"]["cho2015_table2"]["methods"].append("gpc-l-hmc"),
          "tables.cho2015_table2.methods[2]"),
         (lambda c: c["tables"]["zhang2011_table12"].update(method_metrics={"svm-ep": "error"}),

@@ -157,6 +157,8 @@ def test_hyperparameter_metric_reads_the_indexed_value(tmp_path):
 
 
 def test_completeness_lists_experiments_with_missing_folds():
+    """Each experiment short of folds, with its cells' reasons (``pending``) or a count of
+    cells not run yet."""
     from gpcbench.experiments.report.cells import completeness
 
     config = {"experiments": {
@@ -166,7 +168,11 @@ def test_completeness_lists_experiments_with_missing_folds():
     folds = pd.concat([_folds([0.1] * 5), _folds([0.2] * 3, "k", "K"),
                        _folds([0.3]).assign(experiment="fixed")])
     assert completeness(config, folds) == [
-        "- exp: 8 of 10 fold results; cells of missing folds show — or fewer folds"]
+        "- exp: 8 of 10 fold results; cells of missing folds show — or fewer folds",
+        "  - 1 other cells with missing folds: not run yet"]
+    config["experiments"]["exp"]["datasets"]["d1"]["pending"] = {"k": "too slow here"}
+    assert completeness(config, folds)[1:] == [
+        "  - d1 / k: 2 of 5 folds missing — too slow here"]
     assert completeness(config, pd.concat([folds, _folds([0.2] * 2, "k", "K")])) == []
 
 

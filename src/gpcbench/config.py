@@ -114,10 +114,11 @@ def _check_names(config: dict) -> None:
             for i, method in enumerate(spec.get("methods", [])):
                 if method not in METHODS:
                     raise ConfigError(f"config key '{key}.methods[{i}]': unknown method '{method}'")
-            for method in spec.get("options", {}):
-                if method not in entry_methods(experiment, entry):
-                    raise ConfigError(f"config key '{key}.options.{method}': not a method of "
-                                      f"this entry")
+            for part in ("options", "pending"):
+                for method in spec.get(part, {}):
+                    if method not in entry_methods(experiment, entry):
+                        raise ConfigError(f"config key '{key}.{part}.{method}': not a method "
+                                          f"of this entry")
     for name, table in config["tables"].items():
         experiment = config["experiments"].get(table["experiment"])
         if experiment is None:

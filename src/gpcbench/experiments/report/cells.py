@@ -362,15 +362,32 @@ def entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
 
 
 def completeness(config: dict, folds: pd.DataFrame) -> list[str]:
-    """One line per experiment whose fold results are not all in (a partial run's report)."""
-    found = folds.groupby("experiment").size()
+    """One line per experiment whose fold results are not all in (a partial run's report), then
+    one per cell (data set, method) with missing folds and the reason its entry's ``pending``
+    gives; cells without a reason are counted as not run yet."""
+    found = folds.groupby(["experiment", "dataset", "method"]).size()
     lines = []
     for name, spec in config["experiments"].items():
-        expected = sum(len(entry_methods(spec, entry)) * n_folds(entry_protocol(spec, entry))
-                       for entry in spec["datasets"])
-        if found.get(name, 0) < expected:
-            lines.append(f"- {name}: {found.get(name, 0)} of {expected} fold results; "
-                         "cells of missing folds show — or fewer folds")
+        have, total, cells, unexplained = 0, 0, [], 0
+        for entry in spec["datasets"]:
+            expected = n_folds(entry_protocol(spec, entry))
+            pending = spec["datasets"][entry].get("pending", {})
+            for method in entry_methods(spec, entry):
+                count = min(int(found.get((name, entry, method), 0)), expected)
+                have, total = have + count, total + expected
+                if count == expected:
+                    continue
+                if method in pending:
+                    cells.append(f"  - {entry} / {method}: {expected - count} of {expected} "
+                                 f"folds missing — {pending[method]}")
+                else:
+                    unexplained += 1
+        if have < total:
+            lines.append(f"- {name}: {have} of {total} fold results; cells of missing folds "
+                         "show — or fewer folds")
+            lines += cells
+            if unexplained:
+                lines.append(f"  - {unexplained} other cells with missing folds: not run yet")
     return lines
 
 
