@@ -124,3 +124,19 @@ def test_a_fold_reads_no_upstream_result_that_was_run_anew(ledger):
     reused = {"status": "ok", "provenance": {"git_commit": "abc", "reused_from_ledger": "x"}}
     assert reusable_record(path, upstream={"m/fold0": reused}, **kwargs) is not None
     assert reusable_record(path, upstream={"m/fold0": fresh}, **kwargs) is None
+
+
+def test_a_partial_report_counts_only_rows_with_the_configs_options_as_current(ledger):
+    """``current_folds`` (the partial report's reusable folds): the code hash and, given the
+    config's options per (entry, method), those options too."""
+    from gpcbench.experiments.reuse import current_folds
+
+    _, path = ledger
+    hashes = {method: "h1" for method in METHODS}
+    every = {("toy", method, 0) for method in METHODS}
+    reproducible = current_folds(path, hashes)
+    assert ("toy", "scripted-sampler", 0) in reproducible and reproducible <= every
+    assert current_folds(path, hashes, lambda entry, method: {}) == reproducible
+    changed = current_folds(path, hashes, lambda entry, method: (
+        {"n_chains": 1} if method == "scripted-sampler" else {}))
+    assert changed == reproducible - {("toy", "scripted-sampler", 0)}

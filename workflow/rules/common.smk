@@ -65,7 +65,9 @@ def fold_results(experiment):
         if REUSE_LEDGER:
             methods = {method for _, method, _ in keys}
             reusable = current_folds(f"reports/results/{experiment}.csv.gz",
-                                     {method: method_code_hash(method) for method in methods})
+                                     {method: method_code_hash(method) for method in methods},
+                                     lambda entry, method: method_options(
+                                         config, experiment, entry, method))
         keys = [key for key in keys if key in reusable or os.path.exists(fold_path(experiment, *key))]
     return [fold_path(experiment, *key) for key in keys]
 

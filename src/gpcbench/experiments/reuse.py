@@ -12,6 +12,7 @@ import gzip
 import json
 import sys
 from pathlib import Path
+from typing import Callable
 
 from gpcbench.io import atomic_write_json
 
@@ -71,16 +72,21 @@ def ledger_row(path: str | Path, experiment: str, entry: str, method: str,
     return None
 
 
-def current_folds(path: str | Path, head_hashes: dict) -> set[tuple[str, str, int]]:
+def current_folds(path: str | Path, head_hashes: dict,
+                  options_of: Callable[[str, str], dict] | None = None
+                  ) -> set[tuple[str, str, int]]:
     """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made from
     a clean work tree by the method's code hash at HEAD (``head_hashes``: method -> hash), with
-    a reproducible status (the job still checks options, seed and data before reusing)."""
+    a reproducible status and, given ``options_of(entry, method)``, the options the config now
+    gives the job (the job still checks options, seed and data before reusing)."""
     if not Path(path).is_file():
         return set()
     return {(row["dataset"], row["method"], int(row["fold"])) for row in _raw_rows(path)
             if row["code_hash"] == head_hashes.get(row["method"]) and row["dirty"] == "False"
             and not row["git_commit"].endswith("+dirty")
-            and row["status"] in REPRODUCIBLE_STATUSES}
+            and row["status"] in REPRODUCIBLE_STATUSES
+            and (options_of is None
+                 or json.loads(row["options"]) == options_of(row["dataset"], row["method"]))}
 
 
 def record_from_row(row: dict) -> dict:
