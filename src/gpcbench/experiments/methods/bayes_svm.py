@@ -3,8 +3,7 @@ Ghosh & Ghosh (2005), by data augmentation and MCMC (:mod:`gpcbench.estimators.b
 
 ZDJ sec. 5.1's kernel (one width = the mean Euclidean distance between training points) and
 run length (10,000 sweeps, 5,000 burn-in, every 5th kept); two chains by default, one in the
-config, as for the ZDJ samplers. MGG's text was not
-available offline: docs/bayes_svm.md states the model as reconstructed and every assumption
+config, as for the ZDJ samplers. MGG's text was not available offline: docs/bayes_svm.md states the model as reconstructed and every assumption
 (the CSVM's "complete" likelihood, the priors' values), and the table notes repeat it.
 
 Resources (one core, one chain, synthetic data of Table 2's shape, 241 inputs): about 6-8 s at

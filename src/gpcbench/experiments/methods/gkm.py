@@ -6,8 +6,8 @@ b_eta = 0.1, a_g = 4, b_g = 0.1 (shape, rate), 10,000 sweeps, 5,000 burn-in, eve
 sweep kept, the flat prior p(gamma) = 2^-n on the active set (gamma_prior; ZDJ eq. 10 with
 a_alpha = b_alpha = 1 is the option, docs/zhang2011_sampler.md says why) and k_max = 200
 (capped at n); two independent chains (their 2 x 1,000 kept draws pooled), which the config
-sets to one, ZDJ sec. 3.3's T = 1,000 kept draws. The config's method options are passed to the estimator (e.g. n_sweeps, k_max,
-n_chains). Data sets with more than two classes run the ZDJ sec. 6.2 multiclass sampler (centred
+sets to one, ZDJ sec. 3.3's T = 1,000 kept draws. The config's method options are passed to
+the estimator (e.g. n_sweeps, k_max, n_chains). Data sets with more than two classes run the ZDJ sec. 6.2 multiclass sampler (centred
 auxiliary matrix, one active set shared by the classes) through the same estimators.
 
 Resources (one core, benchmarks/bench_mcmc.py, per chain of 10,000 sweeps): FBGKM / SGPC about

@@ -9,9 +9,9 @@ per input learned by maximising the FIC EP evidence (L-BFGS-B, exact gradient), 
 (ZDJ sec. 5.3; the paper sampled this model by MCMC, see the table notes). SGP+FIC+MCMC:
 the SGP+FIC+EP model (same width, same inducing draw) sampled by Albert & Chib's Gibbs sampler
 with ZDJ sec. 5.1's 10,000 sweeps, 5,000 burn-in, every 5th kept (the config runs one chain,
-as for the ZDJ samplers; the estimator's default is two) (:mod:`gpcbench.estimators.sparse_gp_mcmc`). IVM: the
-informative vector machine of Lawrence, Seeger & Herbrich (2003), greedy ADF selection of
-k_max = 200 active points (capped at n) with the same fixed kernel plus a bias variance of 1
+as for the ZDJ samplers; the estimator's default is two;
+:mod:`gpcbench.estimators.sparse_gp_mcmc`). IVM: the informative vector machine of Lawrence,
+Seeger & Herbrich (2003), greedy ADF selection of k_max = 200 active points (capped at n) with the same fixed kernel plus a bias variance of 1
 (:mod:`gpcbench.estimators.ivm`); ZDJ's published IVM numbers are Zhu & Hastie's (2005) import
 vector machine (ZDJ sec. 5.4), see Table 13's notes.
 
@@ -19,8 +19,8 @@ Resources (one core, synthetic data of the paper's sizes, benchmarks/bench_fic.p
 sweep): SGP+FIC+EP about 0.3 s per fit at n = 4,000, m = 200 (EP converges in ~6-10 sweeps of
 ~10-30 ms; the n x m kernel and the mean distance dominate); SGP+FIC+KL about 1-10 s at
 n = 1,000, m = 100 (tens of EP evidence evaluations); SGP+FIC+MCMC about 35 s per fit at
-n = 4,000, m = 200 (2 chains x 10,000 sweeps of O(n m); half that for one chain); IVM well under a second at n = 400,
-d = 200 (O(n d^2)). Memory O(n m).
+n = 4,000, m = 200 (2 chains x 10,000 sweeps of O(n m); half that for one chain); IVM well
+under a second at n = 400, d = 200 (O(n d^2)). Memory O(n m).
 """
 
 from gpcbench.experiments.options import COUNT, FLAG, NONNEGATIVE, POSITIVE, POSITIVE_INT
