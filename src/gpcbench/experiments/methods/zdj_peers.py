@@ -11,8 +11,8 @@ the SGP+FIC+EP model (same width, same inducing draw) sampled by Albert & Chib's
 with ZDJ sec. 5.1's 10,000 sweeps, 5,000 burn-in, every 5th kept (the config runs one chain,
 as for the ZDJ samplers; the estimator's default is two;
 :mod:`gpcbench.estimators.sparse_gp_mcmc`). IVM: the informative vector machine of Lawrence,
-Seeger & Herbrich (2003), greedy ADF selection of k_max = 200 active points (capped at n) with the same fixed kernel plus a bias variance of 1
-(:mod:`gpcbench.estimators.ivm`); ZDJ's published IVM numbers are Zhu & Hastie's (2005) import
+Seeger & Herbrich (2003), greedy ADF selection of k_max = 200 active points (capped at n)
+with the same fixed kernel plus a bias variance of 1 (:mod:`gpcbench.estimators.ivm`); ZDJ's published IVM numbers are Zhu & Hastie's (2005) import
 vector machine (ZDJ sec. 5.4), see Table 13's notes.
 
 Resources (one core, synthetic data of the paper's sizes, benchmarks/bench_fic.py for a
