@@ -659,3 +659,30 @@ def test_fidelity_counts_values_testable_cells_and_agreement_apart_from_stand_in
     assert (row.paper, row.table, row.published, row.with_value) == ("p", "t", 6, 4)
     assert (row.testable, row.within_2se) == (4, 2)
     assert (row.original_testable, row.original_within_2se) == (2, 1)
+    assert (row.accuracy, row.original_without_value) == (True, 1)
+
+
+def test_fidelity_counts_confusion_rates_as_accuracy_cells_and_sums_them_per_paper(tmp_path):
+    """The confusion table of the test above (a -> b flagged, three within) is counted with its
+    class names from the data set's metadata; a timing table is not an accuracy table."""
+    from gpcbench.experiments.aggregate import fold_row
+    from gpcbench.experiments.report.fidelity import accuracy_lines, fidelity
+
+    em = [[[5, 0], [1, 4]], [[4, 1], [0, 5]], [[5, 0], [2, 3]]]
+    folds = pd.DataFrame([fold_row(_record("em", k, c)) for k, c in enumerate(em)])
+    folds["time_s"] = 1.0
+    (tmp_path / "conf.csv").write_text("true_class,predicted_class,rate\n"
+                                       "a,a,0.93\na,b,0.3\nb,a,0.2\nb,b,0.8\n")
+    (tmp_path / "time.csv").write_text("method,time_s\nEM,2.0\n")
+    timing = {"title": "T", "experiment": "exp", "datasets": {"d1": "Data One"},
+              "metric": "time_s", "spread": "none", "published": {"file": "time.csv",
+                                                                  "mean": "time_s"}}
+    config = {"tables": {"c": CONFUSION_TABLE, "t": timing}, "experiments": {"exp": {
+        "paper": "p", "protocol": {"type": "kfold", "folds": 3}, "datasets": {"d1": {}}}}}
+    summary = fidelity(config, folds, tmp_path, {"d1": {"class_counts": {"a": 15, "b": 15}}})
+    confusion = summary.set_index("table").loc["c"]
+    assert (confusion.accuracy, confusion.published, confusion.testable) == (True, 4, 4)
+    assert (confusion.within_2se, confusion.original_without_value) == (3, 0)
+    assert not summary.set_index("table").loc["t", "accuracy"]
+    assert "| p | 3 of 4 (75 %) | 0 |" in accuracy_lines(summary)
+    assert "| **all papers** | 3 of 4 (75 %) | 0 |" in accuracy_lines(summary)
