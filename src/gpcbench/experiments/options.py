@@ -38,7 +38,7 @@ EP_MULTICLASS = {**EP, "prediction_rule": {"enum": ["eq53", "eq54", "probability
 
 LAPLACE = {
     **COVARIANCE, "max_iter": POSITIVE_INT, "likelihood": {"enum": ["logistic", "probit"]},
-    "prior_mean": {"type": "number"}, "prior_sd": POSITIVE,
+    "prior_mean": {"type": "number"}, "prior_sd": {"oneOf": [POSITIVE, {"type": "null"}]},
     "n_samples": POSITIVE_INT, "burn_in": FRACTION, "n_leapfrog": POSITIVE_INT,
     "step_size": POSITIVE, "target_rejection": FRACTION,
 }
