@@ -36,7 +36,50 @@ def test_knn_cv_sees_only_the_training_rows():
     rng = np.random.default_rng(0)
     X_train, y_train = rng.normal(size=(40, 2)), np.arange(40) % 2
     model = CrossValidatedKNN(k_grid=[1, 3], random_state=0).fit(X_train, y_train)
-    assert model.n_features_in_ == 2 and model.knn_.n_samples_fit_ == 40
+    assert model.n_features_in_ == 2 and model.search_.n_samples_fit_ == 40
+
+
+def _literal_nearest_tie_votes(X_train, y_train, X_test, k):
+    """Majority of the k nearest; a tie goes to the tied class met first walking outwards."""
+    predicted = []
+    for x in X_test:
+        order = np.argsort(((X_train - x) ** 2).sum(axis=1), kind="stable")[:k]
+        counts = np.bincount(y_train[order], minlength=y_train.max() + 1)
+        tied = set(np.flatnonzero(counts == counts.max()))
+        predicted.append(next(label for label in y_train[order] if label in tied))
+    return np.array(predicted)
+
+
+@pytest.mark.parametrize("k", [2, 4, 6])
+def test_nearest_neighbour_tie_break_matches_a_literal_vote(k):
+    """Three classes and even k, so ties are common; the smallest-class rule is
+    scikit-learn's KNeighborsClassifier, the nearest-neighbour rule a literal walk."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(k)
+    X, X_test = rng.normal(size=(60, 2)), rng.normal(size=(200, 2))
+    y = rng.integers(0, 3, size=60)
+    nearest = CrossValidatedKNN(k_grid=[k], tie_break="nearest_neighbour").fit(X, y)
+    smallest = CrossValidatedKNN(k_grid=[k]).fit(X, y)
+    literal = _literal_nearest_tie_votes(X, y, X_test, k)
+    assert np.array_equal(nearest.predict(X_test), literal)
+    sklearn = KNeighborsClassifier(n_neighbors=k).fit(X, y)
+    assert np.array_equal(smallest.predict(X_test), sklearn.predict(X_test))
+    assert np.allclose(nearest.predict_proba(X_test), sklearn.predict_proba(X_test))
+    assert (nearest.predict(X_test) != smallest.predict(X_test)).any()  # ties were met
+
+
+def test_nearest_neighbour_tie_break_in_cv_matches_the_literal_cv():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(80, 2))
+    y = (X[:, 0] + rng.normal(size=80) > 0).astype(int)
+    grid = [1, 2, 3, 4, 6, 8]
+    model = CrossValidatedKNN(k_grid=grid, cv_folds=4, tie_break="nearest_neighbour",
+                              random_state=3).fit(X, y)
+    cv = StratifiedKFold(4, shuffle=True, random_state=3)
+    accuracy = [np.mean([np.mean(_literal_nearest_tie_votes(X[train], y[train], X[test], k)
+                                 == y[test]) for train, test in cv.split(X, y)]) for k in grid]
+    assert np.allclose(model.cv_results_["mean_accuracy"], accuracy)
 
 
 def test_knn_cv_scores_equal_scikit_learns_grid_search():

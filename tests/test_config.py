@@ -80,6 +80,9 @@ def test_shipped_configs_validate(repo, name):
         (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(
             protocol={"folds": "three"}), "experiments.zhang2011.datasets.bci.protocol.folds"),
         # method options: declared by the method's registry entry, with their types
+        (lambda c: c["experiments"]["kim2006_binary"].update(raw_input_methods=["knn", "fbgkm"]),
+         "experiments.kim2006_binary.raw_input_methods[1]"),
+        (lambda c: c["methods"]["knn"].update(tie_break="random"), "methods.knn.tie_break"),
         (lambda c: c["methods"]["knn"].update(k_gird=[1, 3]), "methods.knn.k_gird"),
         (lambda c: c["methods"]["knn"].update(k_grid="abc"), "methods.knn.k_grid"),
         (lambda c: c["methods"].update(lda={"k_grid": [1]}), "methods.lda.k_grid"),

@@ -59,6 +59,20 @@ def test_folds_run_with_other_options_than_the_configs_are_stale():
     assert list(fold_states(entry, "toy", folds, hashes)["state"])[2] == "stale"
 
 
+def test_folds_standardised_otherwise_than_the_config_says_are_stale():
+    """``raw_input_methods`` changes what a method's jobs see, as an option change does; a
+    ledger from before the flag was recorded counts as following the experiment's."""
+    raw = {"experiments": {"toy": {**CONFIG["experiments"]["toy"], "raw_input_methods": ["1nn"]}}}
+    folds = folds_frame().assign(git_commit="abc", code_hash=["head-lda", "head-lda", "head-1nn"])
+    hashes = {"lda": "head-lda", "1nn": "head-1nn"}
+    assert list(fold_states(raw, "toy", folds, hashes)["state"])[:3] == ["current"] * 2 + ["stale"]
+    folds["standardized"] = [True, False, False]
+    assert list(fold_states(raw, "toy", folds, hashes)["state"])[:3] == [
+        "current", "stale", "current"]
+    assert list(fold_states(CONFIG, "toy", folds, hashes)["state"])[:3] == [
+        "current", "stale", "stale"]
+
+
 def test_status_prints_counts_per_experiment_and_method(tmp_path, capsys):
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(CONFIG))

@@ -18,13 +18,15 @@ from gpcbench.seeds import derive_seed
 METHODS = ("scripted-ok", "scripted-sampler", "scripted-raise", "scripted-hang")
 
 
-def _run(directory, method, *, code_hash="h1", options=None, seed=1, ledger=None, name=None):
+def _run(directory, method, *, code_hash="h1", options=None, seed=1, ledger=None, name=None,
+         standardize=False):
     """``gpcbench run-fold`` as the pipeline calls it; the record it wrote."""
     output = directory / f"{name or method}.json"
     args = ["run-fold", "--experiment", "e", "--entry", "toy", "--method", method, "--fold", "0",
             "--data", str(directory / "toy.npz"), "--splits", str(directory / "splits.json"),
             "--output", str(output), "--options", json.dumps(options or {}),
             "--seed", str(seed), "--time-limit", "1", "--code-hash", code_hash]
+    args += ["--standardize"] if standardize else []
     assert main(args + (["--reuse-ledger", str(ledger)] if ledger else [])) == 0
     return json.loads(output.read_text())
 
@@ -89,6 +91,7 @@ def test_a_fold_made_by_the_same_code_from_the_same_inputs_is_reused(ledger):
 
 @pytest.mark.parametrize("change", [
     {"code_hash": "h2"}, {"options": {"k": 3}}, {"seed": 2}, {"method": "scripted-hang"},
+    {"standardize": True},
 ])
 def test_a_fold_whose_code_options_seed_or_status_differ_runs_again(ledger, change):
     directory, path = ledger
@@ -137,6 +140,9 @@ def test_a_partial_report_counts_only_rows_with_the_configs_options_as_current(l
     reproducible = current_folds(path, hashes)
     assert ("toy", "scripted-sampler", 0) in reproducible and reproducible <= every
     assert current_folds(path, hashes, lambda entry, method: {}) == reproducible
+    assert current_folds(path, hashes, None, lambda method: False) == reproducible  # as run
+    assert current_folds(path, hashes, None, lambda method: method != "scripted-ok") == {
+        ("toy", "scripted-ok", 0)}
     changed = current_folds(path, hashes, lambda entry, method: (
         {"n_chains": 1} if method == "scripted-sampler" else {}))
     assert changed == reproducible - {("toy", "scripted-sampler", 0)}

@@ -686,3 +686,5 @@ def test_fidelity_counts_confusion_rates_as_accuracy_cells_and_sums_them_per_pap
     assert not summary.set_index("table").loc["t", "accuracy"]
     assert "| p | 3 of 4 (75 %) | 0 |" in accuracy_lines(summary)
     assert "| **all papers** | 3 of 4 (75 %) | 0 |" in accuracy_lines(summary)
+    nothing = fidelity({"tables": {}, "experiments": config["experiments"]}, folds, tmp_path, {})
+    assert "| **all papers** | none | 0 |" in accuracy_lines(nothing)  # no published table

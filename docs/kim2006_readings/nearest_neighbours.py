@@ -1,7 +1,8 @@
 """K&G's 1-NN / k-NN cells under the reading that reproduces them: unstandardised inputs, k
 chosen by 5-fold CV (K&G footnote 17) over k = 1..25, and a vote tie broken by the nearest
-neighbour among the tied classes (MATLAB knnclassify's default rule) instead of by the
-smallest class index (scikit-learn's, and the pipeline's k-NN). The pipeline's own folds.
+neighbour among the tied classes (MATLAB knnclassify's default rule), against ties to the
+smallest class index (scikit-learn's rule), on the pipeline's own folds. This measurement led
+the config to run these rows so (raw_input_methods, tie_break: nearest_neighbour).
 
     python docs/kim2006_readings/nearest_neighbours.py  # from a work tree the pipeline made
 """

@@ -97,7 +97,7 @@ def cmd_run_fold(args) -> None:
     if args.reuse_ledger:
         record = reuse_fold(args.reuse_ledger, entry=args.entry, data_path=Path(args.data),
                             splits_path=Path(args.splits), upstream=upstream,
-                            output=Path(args.output), **job)
+                            output=Path(args.output), standardized=args.standardize, **job)
         if record is not None:
             print(f"{args.method} fold {args.fold}: {record['status']}, reused from "
                   f"{args.reuse_ledger} (made at commit {record['provenance']['git_commit']})",

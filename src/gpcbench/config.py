@@ -109,6 +109,12 @@ def _check_names(config: dict) -> None:
             if method not in METHODS:
                 raise ConfigError(f"config key 'experiments.{name}.methods[{i}]': "
                                   f"unknown method '{method}'")
+        used = {method for entry in experiment["datasets"]
+                for method in entry_methods(experiment, entry)}
+        for i, method in enumerate(experiment.get("raw_input_methods", [])):
+            if method not in used:
+                raise ConfigError(f"config key 'experiments.{name}.raw_input_methods[{i}]': "
+                                  f"'{method}' is not a method of this experiment")
         for entry, spec in experiment["datasets"].items():
             key = f"experiments.{name}.datasets.{entry}"
             for i, method in enumerate(spec.get("methods", [])):
@@ -221,6 +227,13 @@ def method_options(config: dict, experiment: str, entry: str, method: str) -> di
     entry_spec = config["experiments"][experiment]["datasets"][entry]
     return {**config.get("methods", {}).get(method, {}),
             **entry_spec.get("options", {}).get(method, {})}
+
+
+def standardizes(experiment: dict, method: str) -> bool:
+    """Whether a method's fold jobs standardise the inputs on the training rows: the
+    experiment's ``standardize`` (default true), except for its ``raw_input_methods``."""
+    return (experiment.get("standardize", True)
+            and method not in experiment.get("raw_input_methods", []))
 
 
 def entry_data(experiment: dict, entry: str) -> str:

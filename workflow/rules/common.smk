@@ -6,7 +6,8 @@ import sys
 from snakemake.exceptions import WorkflowError
 
 from gpcbench.config import (ConfigError, entry_data, entry_fold_count, entry_methods,
-                             entry_protocol, entry_train_size, method_options, validate_config)
+                             entry_protocol, entry_train_size, method_options, standardizes,
+                             validate_config)
 from gpcbench.data.registry import DATASETS, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.experiments.reuse import current_folds
@@ -67,7 +68,8 @@ def fold_results(experiment):
             reusable = current_folds(f"reports/results/{experiment}.csv.gz",
                                      {method: method_code_hash(method) for method in methods},
                                      lambda entry, method: method_options(
-                                         config, experiment, entry, method))
+                                         config, experiment, entry, method),
+                                     lambda method: standardizes(EXPERIMENTS[experiment], method))
         keys = [key for key in keys if key in reusable or os.path.exists(fold_path(experiment, *key))]
     return [fold_path(experiment, *key) for key in keys]
 

@@ -13,7 +13,7 @@ from gpcbench.io import atomic_write_text
 
 FOLD_COLUMNS = [
     "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
-    "nonfinite_nlpd", "brier", "n_test", "confusion", "n_train", "options", "fit_s",
+    "nonfinite_nlpd", "brier", "n_test", "confusion", "n_train", "options", "standardized", "fit_s",
     "predict_s", "cpu_s", "converged", "n_iter", "convergence_warnings", "other_warnings",
     "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
     "git_commit", "dirty", "packages",
@@ -35,6 +35,7 @@ def fold_row(record: dict) -> dict:
         "n_test": metrics.get("n_test"), "confusion": json.dumps(metrics.get("confusion")),
         "n_train": record.get("n_train"),
         "options": json.dumps(record.get("options", {}), sort_keys=True),
+        "standardized": record.get("standardized"),
         "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
         "cpu_s": timings.get("cpu_s"),
         "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),

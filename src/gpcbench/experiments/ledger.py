@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_fold_count, entry_methods, method_options
+from gpcbench.config import entry_fold_count, entry_methods, method_options, standardizes
 from gpcbench.io import atomic_write_bytes
 
 LEDGER_DIR = Path("reports") / "results"
@@ -48,17 +48,25 @@ def made_by_head(folds: pd.DataFrame, head_hashes: dict, config: dict | None = N
 
 def ran_with_config_options(folds: pd.DataFrame, config: dict,
                             experiment: str | None = None) -> pd.Series:
-    """Whether each fold's recorded ``options`` are those ``config`` now gives its job
-    (``methods.<method>`` with the entry's ``options.<method>`` merged over it), as Snakemake
-    sees it when it reruns a job whose options changed. ``experiment`` stands in for a missing
-    ``experiment`` column; a fold of an entry the config no longer has does not match."""
+    """Whether each fold's recorded ``options`` and input standardisation are those ``config``
+    now gives its job (``methods.<method>`` with the entry's ``options.<method>`` merged over
+    it; :func:`~gpcbench.config.standardizes`), as Snakemake sees it when it reruns a job
+    whose parameters changed. A fold recording no standardisation (a ledger from before it was
+    recorded) is taken to have followed the experiment's ``standardize``. ``experiment`` stands
+    in for a missing ``experiment`` column; a fold of an entry the config no longer has does
+    not match."""
     def matches(row) -> bool:
+        name = experiment or row.experiment
         try:
-            wanted = method_options(config, experiment or row.experiment, row.dataset,
-                                    row.method)
+            spec = config["experiments"][name]
+            wanted = method_options(config, name, row.dataset, row.method)
         except KeyError:
             return False
-        return (json.loads(row.options) if isinstance(row.options, str) else None) == wanted
+        recorded = getattr(row, "standardized", None)
+        if recorded is None or pd.isna(recorded):
+            recorded = spec.get("standardize", True)
+        return ((json.loads(row.options) if isinstance(row.options, str) else None) == wanted
+                and bool(recorded) == standardizes(spec, row.method))
 
     return pd.Series([matches(row) for row in folds.itertuples()], index=folds.index,
                      dtype=bool)

@@ -25,7 +25,8 @@ COVARIANCE = {
 }
 ITERATIONS = {"max_iter": POSITIVE_INT, "tol": POSITIVE}
 
-KNN = {"k_grid": {"type": "array", "items": POSITIVE_INT, "minItems": 1}, "cv_folds": CV_FOLDS}
+KNN = {"k_grid": {"type": "array", "items": POSITIVE_INT, "minItems": 1}, "cv_folds": CV_FOLDS,
+       "tie_break": {"enum": ["smallest_class", "nearest_neighbour"]}}
 SVM = {"cv_folds": CV_FOLDS}
 
 EP = {

@@ -73,12 +73,14 @@ def ledger_row(path: str | Path, experiment: str, entry: str, method: str,
 
 
 def current_folds(path: str | Path, head_hashes: dict,
-                  options_of: Callable[[str, str], dict] | None = None
+                  options_of: Callable[[str, str], dict] | None = None,
+                  standardizes: Callable[[str], bool] | None = None
                   ) -> set[tuple[str, str, int]]:
     """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made from
     a clean work tree by the method's code hash at HEAD (``head_hashes``: method -> hash), with
-    a reproducible status and, given ``options_of(entry, method)``, the options the config now
-    gives the job (the job still checks options, seed and data before reusing)."""
+    a reproducible status and, given ``options_of(entry, method)`` and ``standardizes(method)``,
+    the options and input standardisation the config now gives the job (the job still checks
+    them, the seed and the data before reusing)."""
     if not Path(path).is_file():
         return set()
     return {(row["dataset"], row["method"], int(row["fold"])) for row in _raw_rows(path)
@@ -86,7 +88,9 @@ def current_folds(path: str | Path, head_hashes: dict,
             and not row["git_commit"].endswith("+dirty")
             and row["status"] in REPRODUCIBLE_STATUSES
             and (options_of is None
-                 or json.loads(row["options"]) == options_of(row["dataset"], row["method"]))}
+                 or json.loads(row["options"]) == options_of(row["dataset"], row["method"]))
+            and (standardizes is None or row.get("standardized", "") in (
+                "", str(standardizes(row["method"]))))}
 
 
 def record_from_row(row: dict) -> dict:
@@ -98,7 +102,8 @@ def record_from_row(row: dict) -> dict:
         "experiment": row["experiment"], "dataset": row["dataset"], "method": row["method"],
         "label": row["label"], "fold": row["fold"], "seed": row["seed"],
         "status": row["status"], "message": row["message"] or "", "n_train": row["n_train"],
-        "options": row["options"], "log_evidence": row["log_evidence"],
+        "options": row["options"], "standardized": row.get("standardized"),
+        "log_evidence": row["log_evidence"],
         "hyperparameters": row["hyperparameters"],
         "provenance": {"data_sha256": row["data_sha256"], "code_hash": row["code_hash"],
                        "git_commit": row["git_commit"], "packages": row["packages"]},
@@ -120,12 +125,14 @@ def record_from_row(row: dict) -> dict:
 
 def reusable_record(ledger: str | Path, *, experiment: str, entry: str, method: str,
                     fold: int, options: dict, seed: int, code_hash: str, data_sha256: str,
-                    n_train: int, n_test: int, upstream: dict) -> dict | None:
+                    n_train: int, n_test: int, upstream: dict,
+                    standardized: bool | None = None) -> dict | None:
     """The ledger's result of this fold job if rerunning it would reproduce it, else None.
 
     Reused only when the row was made from a clean work tree by the same code hash (the
-    method's modules and the numerical packages' versions), with the same options, seed, data
-    set content (SHA-256) and train / test sizes, with a reproducible status, and when every
+    method's modules and the numerical packages' versions), with the same options, input
+    standardisation (when the row records it), seed, data set content (SHA-256) and train /
+    test sizes, with a reproducible status, and when every
     upstream result this job reads (``upstream``: key -> record) was itself reused from the
     ledger (an upstream fold run anew may differ from the one the row was made from). The
     returned record says so in ``provenance.reused_from_ledger``.
@@ -142,6 +149,7 @@ def reusable_record(ledger: str | Path, *, experiment: str, entry: str, method: 
             and not str(row["git_commit"]).endswith("+dirty")
             and row["status"] in REPRODUCIBLE_STATUSES
             and json.dumps(row["options"], sort_keys=True) == json.dumps(options, sort_keys=True)
+            and (standardized is None or row.get("standardized") in (None, standardized))
             and row["seed"] == seed and row["data_sha256"] == data_sha256
             and row["n_train"] == n_train
             and (row["status"] != "ok" or row["n_test"] == n_test))
@@ -154,7 +162,8 @@ def reusable_record(ledger: str | Path, *, experiment: str, entry: str, method: 
 
 def reuse_fold(ledger: str | Path, *, experiment: str, entry: str, method: str, fold: int,
                options: dict, seed: int, code_hash: str, data_path: Path, splits_path: Path,
-               upstream: dict[str, Path], output: Path) -> dict | None:
+               upstream: dict[str, Path], output: Path,
+               standardized: bool | None = None) -> dict | None:
     """Write the ledger's result of this fold job to ``output`` and return it if
     :func:`reusable_record` allows (the inputs read as the fold job reads them: the data set's
     SHA-256 from its provenance file, the split's sizes, the upstream results); else None,
@@ -164,7 +173,7 @@ def reuse_fold(ledger: str | Path, *, experiment: str, entry: str, method: str, 
     record = reusable_record(
         ledger, experiment=experiment, entry=entry, method=method, fold=fold, options=options,
         seed=seed, code_hash=code_hash, data_sha256=data_sha256, n_train=len(split["train"]),
-        n_test=len(split["test"]),
+        n_test=len(split["test"]), standardized=standardized,
         upstream={key: json.loads(Path(p).read_text()) for key, p in upstream.items()})
     if record is not None:
         atomic_write_json(Path(output), record)

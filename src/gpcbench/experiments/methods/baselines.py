@@ -24,6 +24,7 @@ def knn(ctx):
 
     return CrossValidatedKNN(k_grid=ctx.options.get("k_grid", range(1, 31)),
                              cv_folds=ctx.options.get("cv_folds", 5),
+                             tie_break=ctx.options.get("tie_break", "smallest_class"),
                              random_state=ctx.seed, n_jobs=ctx.n_jobs)
 
 

@@ -81,7 +81,7 @@ def _share(within: int, testable: int) -> str:
 def accuracy_lines(summary: pd.DataFrame) -> list[str]:
     """Per paper and overall: accuracy cells on original data within two s.e. of the testable
     ones, and those without a value."""
-    accuracy = summary[summary["accuracy"]]
+    accuracy = summary[summary["accuracy"].astype(bool)]
     groups = [*accuracy.groupby("paper", sort=False), ("**all papers**", accuracy)]
     lines = ["Accuracy cells (error rates, learned lengthscales, confusion rates) on original "
              "data: within two combined s.e. of those testable, and cells without a value.\n",
