@@ -394,3 +394,26 @@ def test_hmc_fit_records_samples_and_diagnostics():
                           inverse_lengthscale=np.exp(s[3:])).fit(X, y).predict_proba(X)
         for s in clf.samples_], axis=0)
     np.testing.assert_allclose(clf.predict_proba(X), average, atol=1e-10)
+
+
+@pytest.mark.parametrize("success, nit, newton, message", [
+    (False, 50, True, r"^M: L-BFGS-B stopped at its cap of 50 iterations without converging"),
+    (False, 12, True, r"^M: L-BFGS-B stopped without converging: ABNORMAL"),
+    (True, 12, False, r"^M: the Newton search for the posterior mode did not converge"),
+])
+def test_unconverged_mpl_warns_naming_what_did_not_converge(success, nit, newton, message):
+    """Only a fit that used up its iterations is said to have stopped at its cap (a nearly
+    separable data set, theta0 -> infinity, leaves the inner Newton search unconverged)."""
+    import types
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from gpcbench.learning.mpl import warn_unconverged
+
+    optimum = types.SimpleNamespace(success=success, nit=nit, message="ABNORMAL_TERMINATION")
+    with pytest.warns(ConvergenceWarning, match=message):
+        warn_unconverged("M", optimum, newton, max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_unconverged("M", types.SimpleNamespace(success=True, nit=3, message=""), True, 50)

@@ -26,11 +26,13 @@ covariance stay finite).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError
 from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
 
 from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace import (
@@ -180,11 +182,24 @@ def maximize_penalized_likelihood(posterior: LaplaceHyperposterior, *, max_iter=
     opt = minimize(negative, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=record,
                    options={"maxiter": max_iter, "gtol": gtol})
     value, _, laplace = evaluate(opt.x)
-    if not (opt.success and laplace.converged):
-        warn_at_cap("Laplace MPL", "L-BFGS-B", max_iter, str(opt.message))
+    warn_unconverged("Laplace MPL", opt, laplace.converged, max_iter)
     return MPLResult(opt.x, posterior.covariance_at(opt.x), laplace, float(value),
                      bool(opt.success and laplace.converged), int(opt.nit), str(opt.message),
                      trace)
+
+
+def warn_unconverged(who: str, optimum, newton_converged: bool, max_iter: int) -> None:
+    """ConvergenceWarning naming what did not converge: L-BFGS-B at its iteration cap, L-BFGS-B
+    stopped short of the gradient test for another reason (its message), or the Newton search
+    for the posterior mode at the hyperparameters L-BFGS-B returned."""
+    if not optimum.success and optimum.nit >= max_iter:
+        warn_at_cap(who, "L-BFGS-B", max_iter, str(optimum.message))
+    elif not optimum.success:
+        warnings.warn(f"{who}: L-BFGS-B stopped without converging: {optimum.message}",
+                      ConvergenceWarning, stacklevel=3)
+    elif not newton_converged:
+        warnings.warn(f"{who}: the Newton search for the posterior mode did not converge at "
+                      "the hyperparameters L-BFGS-B returned", ConvergenceWarning, stacklevel=3)
 
 
 def _trace_entry(iteration, posterior, x, value, gradient, laplace) -> dict:
@@ -273,7 +288,6 @@ def softmax_mpl(X, Y, covariance: SoftmaxCovariance, *, max_iter=100, tol=1e-5,
                                options={"maxiter": max_iter, "gtol": tol})
     fitted = covariance.with_learned(result.x)
     state = softmax_laplace_mode(fitted(X), Y)
-    if not (result.success and state.converged):
-        warn_at_cap("softmax Laplace MPL", "L-BFGS-B", max_iter, str(result.message))
+    warn_unconverged("softmax Laplace MPL", result, state.converged, max_iter)
     return LearningResult(fitted, state, trace, bool(result.success and state.converged),
                           int(result.nfev))
