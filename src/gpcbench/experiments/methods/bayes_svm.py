@@ -1,13 +1,14 @@
-"""Zhang, Dai & Jordan (2011)'s Bayesian SVM rows (ZDJ Tables 2-5): BSVM and CSVM of Mallick,
-Ghosh & Ghosh (2005), by data augmentation and MCMC (:mod:`gpcbench.estimators.bayes_svm`).
+"""Zhang, Dai & Jordan (2011)'s Bayesian SVM rows (ZDJ Tables 2-5): BSVM and CSVM of Mallick, Ghosh
+& Ghosh (2005), by data augmentation and MCMC (:mod:`gpcbench.estimators.bayes_svm`).
 
-ZDJ sec. 5.1's kernel (one width = the mean Euclidean distance between training points) and
-run length (10,000 sweeps, 5,000 burn-in, every 5th kept); two chains by default, one in the
-config, as for the ZDJ samplers. MGG's text was not available offline: docs/bayes_svm.md states the model as reconstructed and every assumption
-(the CSVM's "complete" likelihood, the priors' values), and the table notes repeat it.
+ZDJ sec. 5.1's kernel (one width = the mean Euclidean distance between training points) and run
+length (10,000 sweeps, 5,000 burn-in, every 5th kept); two chains by default, one in the config,
+as for the ZDJ samplers. MGG's text was not available offline: docs/bayes_svm.md states the
+model as reconstructed and every assumption (the CSVM's "complete" likelihood, the priors'
+values), and the table notes repeat it.
 
-Resources (one core, one chain, synthetic data of Table 2's shape, 241 inputs): about 6-8 s at
-n = 300 and 18-19 s at n = 500 fit + predict, twice that with two chains.
+Resources (one core, one chain, synthetic data of Table 2's shape, 241 inputs): about 6-8 s
+at n = 300 and 18-19 s at n = 500 fit + predict, twice that with two chains.
 """
 
 from gpcbench.experiments.options import COUNT, NONNEGATIVE, POSITIVE, POSITIVE_INT

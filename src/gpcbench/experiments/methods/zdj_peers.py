@@ -1,31 +1,34 @@
-"""Zhang, Dai & Jordan (2011)'s comparison methods: SGP+FIC+EP (ZDJ Tables 10-11),
-SGP+FIC+MCMC (ZDJ Tables 10-12), SGP+FIC+KL (ZDJ Tables 8-9) and IVM (ZDJ Table 13). SGP+FIC: sparse GP classification with the FIC approximation (Snelson &
-Ghahramani 2006), probit likelihood and EP (:mod:`gpcbench.estimators.sparse_gp`).
+"""Zhang, Dai & Jordan (2011)'s comparison methods: SGP+FIC+EP (ZDJ Tables 10-11), SGP+FIC+MCMC
+(ZDJ Tables 10-12), SGP+FIC+KL (ZDJ Tables 8-9) and IVM (ZDJ Table 13). SGP+FIC: sparse GP
+classification with the FIC approximation (Snelson & Ghahramani 2006), probit likelihood and EP
+(:mod:`gpcbench.estimators.sparse_gp`).
 
 SGP+FIC+EP: ZDJ sec. 5.1's kernel, one width = the mean Euclidean distance between training
 points; k_max = 200 inducing inputs, a random subset of the training inputs drawn from the
 fold's seed (ZDJ sec. 5.3: "we fix the size of active set k_max to 200"). SGP+FIC+KL: one width
-per input learned by maximising the FIC EP evidence (L-BFGS-B, exact gradient), k_max = 100
-(ZDJ sec. 5.3; the paper sampled this model by MCMC, see the table notes). SGP+FIC+MCMC:
-the SGP+FIC+EP model (same width, same inducing draw) sampled by Albert & Chib's Gibbs sampler
-with ZDJ sec. 5.1's 10,000 sweeps, 5,000 burn-in, every 5th kept (the config runs one chain,
-as for the ZDJ samplers; the estimator's default is two;
-:mod:`gpcbench.estimators.sparse_gp_mcmc`). IVM: the informative vector machine of Lawrence,
-Seeger & Herbrich (2003), greedy ADF selection of k_max = 200 active points (capped at n)
-with the same fixed kernel plus a bias variance of 1 (:mod:`gpcbench.estimators.ivm`); ZDJ's published IVM numbers are Zhu & Hastie's (2005) import
+per input learned by maximising the FIC EP evidence (L-BFGS-B, exact gradient), k_max = 100 (ZDJ
+sec. 5.3; the paper sampled this model by MCMC, see the table notes). SGP+FIC+MCMC: the
+SGP+FIC+EP model (same width, same inducing draw) sampled by Albert & Chib's Gibbs sampler with
+ZDJ sec. 5.1's 10,000 sweeps, 5,000 burn-in, every 5th kept (the config runs one chain, as for
+the ZDJ samplers; the estimator's default is two; :mod:`gpcbench.estimators.sparse_gp_mcmc`).
+IVM: the informative vector machine of Lawrence, Seeger & Herbrich (2003), greedy ADF selection
+of k_max = 200 active points (capped at n) with the same fixed kernel plus a bias variance of 1
+(:mod:`gpcbench.estimators.ivm`); ZDJ's published IVM numbers are Zhu & Hastie's (2005) import
 vector machine (ZDJ sec. 5.4), see Table 13's notes.
 
-Resources (one core, synthetic data of the paper's sizes, benchmarks/bench_fic.py for a
-sweep): SGP+FIC+EP about 0.3 s per fit at n = 4,000, m = 200 (EP converges in ~6-10 sweeps of
-~10-30 ms; the n x m kernel and the mean distance dominate); SGP+FIC+KL about 1-10 s at
-n = 1,000, m = 100 (tens of EP evidence evaluations); SGP+FIC+MCMC about 35 s per fit at
-n = 4,000, m = 200 (2 chains x 10,000 sweeps of O(n m); half that for one chain); IVM well
-under a second at n = 400, d = 200 (O(n d^2)). Memory O(n m).
+Resources (one core, synthetic data of the paper's sizes, benchmarks/bench_fic.py for a sweep):
+SGP+FIC+EP about 0.3 s per fit at n = 4,000, m = 200 (EP converges in ~6-10 sweeps of ~10-30 ms;
+the n x m kernel and the mean distance dominate); SGP+FIC+KL about 1-10 s at n = 1,000, m = 100
+(tens of EP evidence evaluations); SGP+FIC+MCMC about 35 s per fit at n = 4,000, m = 200
+(2 chains x 10,000 sweeps of O(n m); half that for one chain); IVM well under a second at n = 400,
+d = 200 (O(n d^2)). Memory O(n m).
 """
 
 from gpcbench.experiments.options import COUNT, FLAG, NONNEGATIVE, POSITIVE, POSITIVE_INT
 from gpcbench.experiments.registry import MethodSpec, register
 
+#: A kernel width fixed at ZDJ sec. 5.1's mean distance or given (no learned width).
+FIXED_WIDTH = {"oneOf": [{"enum": ["mean_distance"]}, POSITIVE]}
 FIC = {
     "k_max": POSITIVE_INT, "ard": FLAG, "jitter": NONNEGATIVE,
     "kernel_width": {"oneOf": [{"enum": ["mean_distance", "learn"]}, POSITIVE]},
@@ -66,6 +69,6 @@ for _method, (_label, _) in VARIANTS.items():
 register(MethodSpec(name="sgp-fic-mcmc", label="SGP+FIC+MCMC", factory=sgp_fic_mcmc, options={
     "k_max": POSITIVE_INT, "jitter": NONNEGATIVE, "n_sweeps": POSITIVE_INT, "burn_in": COUNT,
     "thin": POSITIVE_INT, "n_chains": POSITIVE_INT,
-    "kernel_width": {"oneOf": [{"enum": ["mean_distance"]}, POSITIVE]}}))
+    "kernel_width": FIXED_WIDTH}))
 register(MethodSpec(name="ivm", label="IVM", factory=ivm, options={
-    "k_max": POSITIVE_INT, "bias_variance": NONNEGATIVE, "kernel_width": {"oneOf": [{"enum": ["mean_distance"]}, POSITIVE]}}))
+    "k_max": POSITIVE_INT, "bias_variance": NONNEGATIVE, "kernel_width": FIXED_WIDTH}))
