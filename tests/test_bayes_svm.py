@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 from scipy import integrate, stats
-from sklearn.utils.estimator_checks import check_estimator
+from sklearn_checks import assert_passes_check_estimator
 
 from gpcbench.estimators.bayes_svm import BayesianSVMClassifier, CompleteSVMClassifier
 from gpcbench.mcmc import bayes_svm
@@ -281,4 +281,4 @@ def test_bad_data_raise_value_error():
 
 @pytest.mark.parametrize("cls", [BayesianSVMClassifier, CompleteSVMClassifier])
 def test_scikit_learn_estimator_checks(cls):
-    check_estimator(cls(n_sweeps=30, burn_in=10, thin=2, random_state=0))
+    assert_passes_check_estimator(cls(n_sweeps=30, burn_in=10, thin=2, random_state=0))
