@@ -20,9 +20,9 @@ Usage (from the repository root): python benchmarks/estimate_paper_scale.py [EXP
 import argparse
 import heapq
 import json
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -59,13 +59,15 @@ def result_times(root: Path, experiment: str) -> dict:
 
 
 def job_startup_seconds() -> float:
-    """Wall seconds of a fresh Python importing the CLI and the fold runner (best of 3)."""
+    """CPU seconds (user + system) of a fresh Python importing the CLI and the fold runner,
+    best of 3: CPU, not wall time, so that other jobs on the machine do not inflate it."""
     code = "import gpcbench.cli, gpcbench.experiments.run_fold, gpcbench.experiments.registry"
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([sys.executable, "-c", code], check=True)
-        best = min(best, time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return best
 
 
