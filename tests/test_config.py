@@ -9,7 +9,7 @@ import yaml
 import numpy as np
 
 from gpcbench.config import (ConfigError, entry_fold_count, entry_methods, entry_train_size,
-                             load_config, method_options, validate_config)
+                             load_config, method_options, standardizes, validate_config)
 from gpcbench.data.registry import DATASETS
 
 
@@ -82,6 +82,8 @@ def test_shipped_configs_validate(repo, name):
         # method options: declared by the method's registry entry, with their types
         (lambda c: c["experiments"]["kim2006_binary"].update(raw_input_methods=["knn", "fbgkm"]),
          "experiments.kim2006_binary.raw_input_methods[1]"),
+        (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(standardize="no"),
+         "experiments.zhang2011.datasets.bci.standardize"),
         (lambda c: c["methods"]["knn"].update(tie_break="random"), "methods.knn.tie_break"),
         (lambda c: c["methods"]["knn"].update(k_gird=[1, 3]), "methods.knn.k_gird"),
         (lambda c: c["methods"]["knn"].update(k_grid="abc"), "methods.knn.k_grid"),
@@ -194,3 +196,12 @@ def test_entry_methods_and_options_override_the_experiments():
     assert method_options(config, "z", "a", "fbgkm") == {"n_sweeps": 100, "k_max": 200}
     assert method_options(config, "z", "b", "fbgkm") == {"n_sweeps": 100, "k_max": 40}
     assert method_options(config, "z", "b", "bgkm") == {}
+
+
+def test_an_entrys_standardize_overrides_the_experiments_but_not_its_raw_input_methods():
+    experiment = {"standardize": True, "raw_input_methods": ["knn"],
+                  "datasets": {"a": {}, "b": {"standardize": False}}}
+    assert standardizes(experiment, "a", "fbgkm") and not standardizes(experiment, "a", "knn")
+    assert not standardizes(experiment, "b", "fbgkm") and not standardizes(experiment, "b", "knn")
+    raw = {"standardize": False, "datasets": {"a": {}, "b": {"standardize": True}}}
+    assert not standardizes(raw, "a", "fbgkm") and standardizes(raw, "b", "fbgkm")

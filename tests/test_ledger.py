@@ -60,8 +60,9 @@ def test_folds_run_with_other_options_than_the_configs_are_stale():
 
 
 def test_folds_standardised_otherwise_than_the_config_says_are_stale():
-    """``raw_input_methods`` changes what a method's jobs see, as an option change does; a
-    ledger from before the flag was recorded counts as following the experiment's."""
+    """``raw_input_methods`` and an entry's ``standardize`` change what a method's jobs see, as
+    an option change does; a ledger from before the flag was recorded counts as following the
+    experiment's."""
     raw = {"experiments": {"toy": {**CONFIG["experiments"]["toy"], "raw_input_methods": ["1nn"]}}}
     folds = folds_frame().assign(git_commit="abc", code_hash=["head-lda", "head-lda", "head-1nn"])
     hashes = {"lda": "head-lda", "1nn": "head-1nn"}
@@ -71,6 +72,10 @@ def test_folds_standardised_otherwise_than_the_config_says_are_stale():
         "current", "stale", "current"]
     assert list(fold_states(CONFIG, "toy", folds, hashes)["state"])[:3] == [
         "current", "stale", "stale"]
+    entry_raw = {"experiments": {"toy": {**CONFIG["experiments"]["toy"],
+                                         "datasets": {"crabs": {"standardize": False}}}}}
+    assert list(fold_states(entry_raw, "toy", folds, hashes)["state"])[:3] == [
+        "stale", "current", "current"]
 
 
 def test_status_prints_counts_per_experiment_and_method(tmp_path, capsys):

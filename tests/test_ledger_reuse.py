@@ -140,8 +140,8 @@ def test_a_partial_report_counts_only_rows_with_the_configs_options_as_current(l
     reproducible = current_folds(path, hashes)
     assert ("toy", "scripted-sampler", 0) in reproducible and reproducible <= every
     assert current_folds(path, hashes, lambda entry, method: {}) == reproducible
-    assert current_folds(path, hashes, None, lambda method: False) == reproducible  # as run
-    assert current_folds(path, hashes, None, lambda method: method != "scripted-ok") == {
+    assert current_folds(path, hashes, None, lambda entry, method: False) == reproducible  # as run
+    assert current_folds(path, hashes, None, lambda entry, method: method != "scripted-ok") == {
         ("toy", "scripted-ok", 0)}
     changed = current_folds(path, hashes, lambda entry, method: (
         {"n_chains": 1} if method == "scripted-sampler" else {}))

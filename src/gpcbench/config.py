@@ -229,10 +229,16 @@ def method_options(config: dict, experiment: str, entry: str, method: str) -> di
             **entry_spec.get("options", {}).get(method, {})}
 
 
-def standardizes(experiment: dict, method: str) -> bool:
-    """Whether a method's fold jobs standardise the inputs on the training rows: the
-    experiment's ``standardize`` (default true), except for its ``raw_input_methods``."""
-    return (experiment.get("standardize", True)
+def entry_standardizes(experiment: dict, entry: str) -> bool:
+    """The entry's ``standardize``, else the experiment's (default true)."""
+    return experiment["datasets"].get(entry, {}).get("standardize",
+                                                     experiment.get("standardize", True))
+
+
+def standardizes(experiment: dict, entry: str, method: str) -> bool:
+    """Whether a method's fold jobs on an entry standardise the inputs on the training rows:
+    :func:`entry_standardizes`, except for the experiment's ``raw_input_methods``."""
+    return (entry_standardizes(experiment, entry)
             and method not in experiment.get("raw_input_methods", []))
 
 

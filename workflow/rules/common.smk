@@ -69,7 +69,8 @@ def fold_results(experiment):
                                      {method: method_code_hash(method) for method in methods},
                                      lambda entry, method: method_options(
                                          config, experiment, entry, method),
-                                     lambda method: standardizes(EXPERIMENTS[experiment], method))
+                                     lambda entry, method: standardizes(EXPERIMENTS[experiment],
+                                                                         entry, method))
         keys = [key for key in keys if key in reusable or os.path.exists(fold_path(experiment, *key))]
     return [fold_path(experiment, *key) for key in keys]
 

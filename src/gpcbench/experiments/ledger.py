@@ -66,7 +66,7 @@ def ran_with_config_options(folds: pd.DataFrame, config: dict,
         if recorded is None or pd.isna(recorded):
             recorded = spec.get("standardize", True)
         return ((json.loads(row.options) if isinstance(row.options, str) else None) == wanted
-                and bool(recorded) == standardizes(spec, row.method))
+                and bool(recorded) == standardizes(spec, row.dataset, row.method))
 
     return pd.Series([matches(row) for row in folds.itertuples()], index=folds.index,
                      dtype=bool)

@@ -74,11 +74,11 @@ def ledger_row(path: str | Path, experiment: str, entry: str, method: str,
 
 def current_folds(path: str | Path, head_hashes: dict,
                   options_of: Callable[[str, str], dict] | None = None,
-                  standardizes: Callable[[str], bool] | None = None
+                  standardizes: Callable[[str, str], bool] | None = None
                   ) -> set[tuple[str, str, int]]:
     """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made from
     a clean work tree by the method's code hash at HEAD (``head_hashes``: method -> hash), with
-    a reproducible status and, given ``options_of(entry, method)`` and ``standardizes(method)``,
+    a reproducible status and, given ``options_of(entry, method)`` and ``standardizes(entry, method)``,
     the options and input standardisation the config now gives the job (the job still checks
     them, the seed and the data before reusing)."""
     if not Path(path).is_file():
@@ -90,7 +90,7 @@ def current_folds(path: str | Path, head_hashes: dict,
             and (options_of is None
                  or json.loads(row["options"]) == options_of(row["dataset"], row["method"]))
             and (standardizes is None or row.get("standardized", "") in (
-                "", str(standardizes(row["method"]))))}
+                "", str(standardizes(row["dataset"], row["method"]))))}
 
 
 def record_from_row(row: dict) -> dict:

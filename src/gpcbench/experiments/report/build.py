@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_data
+from gpcbench.config import entry_data, entry_standardizes
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.experiments.report import figure_data, figures
@@ -126,7 +126,7 @@ def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta:
                 data = required(datasets, entry_data(experiment, entry), "--data")
                 split = required(splits, (spec["experiment"], entry), "--splits")
                 regions = figure_data.decision_regions(spec, entry, folds, data, split,
-                                                       experiment.get("standardize", True))
+                                                       entry_standardizes(experiment, entry))
                 figures.write_decision_regions_figure(spec, regions, path)
         except ValueError as exc:
             raise ValueError(f"figure '{name}': {exc}") from None
