@@ -1,10 +1,9 @@
 """ZDJ Table 2: the kernel K = exp(-|x - x'|^2 / theta^2) with theta = the mean distance (sec. 5.1,
 as we read it) against exp(-|x - x'|^2 / (2 theta^2)) (the common RBF convention, i.e. a width
 sqrt(2) times ours), for BGKM and FBGKM on the sets where ours err less than the paper (COIL2,
-Letters). Partitions 0-4 of the pipeline's data,
-inputs standardised as the fold jobs do, the protocol's chain (one chain of 10,000 sweeps, 5,000
-burn-in, every 5th kept), the same seed for both widths. Run from a work tree whose data/ the
-pipeline made:
+Letters). Partitions 0-4 of the pipeline's data, inputs standardised as the fold jobs do, the
+protocol's chain (one chain of 10,000 sweeps, 5,000 burn-in, every 5th kept), the same seed for
+both widths. Run from a work tree whose data/ the pipeline made:
 
     python docs/zhang2011_readings/table2_width.py > table2_width.jsonl
 

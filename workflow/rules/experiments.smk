@@ -16,7 +16,8 @@ rule run_fold:
     params:
         code=lambda w: method_code_hash(w.method),
         options=lambda w: json.dumps(fold_options(w)),
-        standardize=lambda w: "--standardize" if standardizes(EXPERIMENTS[w.experiment], w.entry, w.method) else "",
+        standardize=lambda w: ("--standardize" if standardizes(EXPERIMENTS[w.experiment], w.entry,
+                                                               w.method) else ""),
         upstream=lambda w: " ".join(f"--upstream {k}={v}" for k, v in upstream_results(w).items()),
         seed=config["seed"],
         time_limit=JOBS["time_limit_s"],

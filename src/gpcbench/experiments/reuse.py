@@ -78,9 +78,9 @@ def current_folds(path: str | Path, head_hashes: dict,
                   ) -> set[tuple[str, str, int]]:
     """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made from
     a clean work tree by the method's code hash at HEAD (``head_hashes``: method -> hash), with
-    a reproducible status and, given ``options_of(entry, method)`` and ``standardizes(entry, method)``,
-    the options and input standardisation the config now gives the job (the job still checks
-    them, the seed and the data before reusing)."""
+    a reproducible status and, given ``options_of(entry, method)`` and
+    ``standardizes(entry, method)``, the options and input standardisation the config now gives
+    the job (the job still checks them, the seed and the data before reusing)."""
     if not Path(path).is_file():
         return set()
     return {(row["dataset"], row["method"], int(row["fold"])) for row in _raw_rows(path)
