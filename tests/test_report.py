@@ -156,9 +156,10 @@ def test_hyperparameter_metric_reads_the_indexed_value(tmp_path):
     assert cells.loc["M", "pub_mean"] == 2.0 and not cells.loc["M", "flag"]
 
 
-def test_completeness_lists_experiments_with_missing_folds():
-    """Each experiment short of folds, with its cells' reasons (``pending``) or a count of
-    cells not run yet."""
+def test_completeness_lists_experiments_with_missing_folds(monkeypatch):
+    """Each experiment short of folds, with its cells' reasons (``pending``) or, for cells not
+    run yet, the first NAMED_NOT_RUN named and the rest counted."""
+    from gpcbench.experiments.report import cells
     from gpcbench.experiments.report.cells import completeness
 
     config = {"experiments": {
@@ -169,6 +170,9 @@ def test_completeness_lists_experiments_with_missing_folds():
                        _folds([0.3]).assign(experiment="fixed")])
     assert completeness(config, folds) == [
         "- exp: 8 of 10 fold results; cells of missing folds show — or fewer folds",
+        "  - d1 / k: 2 of 5 folds missing — not run yet"]
+    monkeypatch.setattr(cells, "NAMED_NOT_RUN", 0)
+    assert completeness(config, folds)[1:] == [
         "  - 1 other cells with missing folds: not run yet"]
     config["experiments"]["exp"]["datasets"]["d1"]["pending"] = {"k": "too slow here"}
     assert completeness(config, folds)[1:] == [

@@ -361,14 +361,19 @@ def entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
     return notes
 
 
+#: Cells with missing folds and no ``pending`` reason that the completeness list names.
+NAMED_NOT_RUN = 10
+
+
 def completeness(config: dict, folds: pd.DataFrame) -> list[str]:
     """One line per experiment whose fold results are not all in (a partial run's report), then
     one per cell (data set, method) with missing folds and the reason its entry's ``pending``
-    gives; cells without a reason are counted as not run yet."""
+    gives; cells without a reason are not run yet, the first :data:`NAMED_NOT_RUN` of them
+    named and the rest counted."""
     found = folds.groupby(["experiment", "dataset", "method"]).size()
     lines = []
     for name, spec in config["experiments"].items():
-        have, total, cells, unexplained = 0, 0, [], 0
+        have, total, cells, unexplained = 0, 0, [], []
         for entry in spec["datasets"]:
             expected = n_folds(entry_protocol(spec, entry))
             pending = spec["datasets"][entry].get("pending", {})
@@ -377,17 +382,18 @@ def completeness(config: dict, folds: pd.DataFrame) -> list[str]:
                 have, total = have + count, total + expected
                 if count == expected:
                     continue
+                missing = f"  - {entry} / {method}: {expected - count} of {expected} folds missing"
                 if method in pending:
-                    cells.append(f"  - {entry} / {method}: {expected - count} of {expected} "
-                                 f"folds missing — {pending[method]}")
+                    cells.append(f"{missing} — {pending[method]}")
                 else:
-                    unexplained += 1
+                    unexplained.append(f"{missing} — not run yet")
         if have < total:
             lines.append(f"- {name}: {have} of {total} fold results; cells of missing folds "
                          "show — or fewer folds")
-            lines += cells
-            if unexplained:
-                lines.append(f"  - {unexplained} other cells with missing folds: not run yet")
+            lines += cells + unexplained[:NAMED_NOT_RUN]
+            if len(unexplained) > NAMED_NOT_RUN:
+                lines.append(f"  - {len(unexplained) - NAMED_NOT_RUN} other cells with missing "
+                             "folds: not run yet")
     return lines
 
 
