@@ -1,8 +1,8 @@
 """Cluster execution through workflow/profiles/slurm on a real single-node SLURM
 (tests/slurm/cluster.sh: Debian's slurm-wlm + munge on 127.0.0.1).
 
-The smoke config run through SLURM -- interrupted by a cancelled job, then rerun -- gives fold
-results identical to a local run (all fields but timings, host and start time); the rerun
+The smoke config's fold jobs of two experiments run through SLURM -- interrupted by a cancelled
+job, then rerun -- give fold results identical to a local run (all fields but timings, host and start time); the rerun
 redoes only the unfinished jobs. A job that dies makes the run exit nonzero, is resubmitted
 with more time and memory, and is recorded. No job and no daemon is left afterwards.
 
@@ -48,6 +48,9 @@ FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
 RUN_TIMEOUT = 900  # seconds for one Snakemake run
 SMOKE_JOBS = ["--slurm-jobname-prefix", "smoke"]  # SLURM job names smoke_<run id>
 RESULTS = ".test/smoke/results"  # config/smoke.yaml's workdir
+# The runs' targets (relative to the workdir): 12 cheap fold jobs of config/smoke.yaml, two SLURM
+# group jobs; the whole config's 42 would test nothing more and take three times as long.
+TARGETS = ["results/kim2006_multiclass/folds.csv", "results/cho2015_iris/folds.csv"]
 PLUGINS = ("snakemake-executor-plugin-slurm", "snakemake-executor-plugin-slurm-jobstep",
            "throttler")
 
@@ -174,10 +177,10 @@ def _results(work: Path) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def local_run(snapshot, plugin, tmp_path_factory):
-    """The smoke config run locally, in the background while the SLURM runs go on."""
+    """The same targets run locally, in the background while the SLURM runs go on."""
     work = tmp_path_factory.mktemp("local")
     env = _copy(snapshot, work, plugin)
-    proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2",
+    proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2", *TARGETS,
                       log="local.log", wait=False)
     yield work, proc
     _stop(proc)
@@ -240,11 +243,11 @@ def test_failing_job_fails_the_run_after_retries_with_more_time_and_memory(crash
 
 @pytest.fixture(scope="module")
 def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory):
-    """The smoke config through the slurm profile: one fold job is cancelled while it runs
+    """The targets through the slurm profile: one fold job is cancelled while it runs
     (the run has no retries left for it), then the run is repeated to completion."""
     work = tmp_path_factory.mktemp("slurm")
     env = _copy(snapshot, work, plugin)
-    first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0",
+    first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0", *TARGETS,
                        log="first.log", wait=False)
     try:
         victim, deadline = None, time.monotonic() + RUN_TIMEOUT
@@ -262,8 +265,8 @@ def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory)
         _stop(first)
     queue_after_first = _queue("smoke")
     finished = _results(work)
-    planned = planned_jobs(work, env, *SLURM)
-    second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, log="second.log")
+    planned = planned_jobs(work, env, *TARGETS, *SLURM)  # --configfile takes what follows it
+    second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, *TARGETS, log="second.log")
     return {"work": work, "victim": victim, "first": first.returncode,
             "queue_after_first": queue_after_first, "finished": finished, "planned": planned,
             "second": second.returncode, "queue_after_second": _queue("smoke")}
