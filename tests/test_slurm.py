@@ -1,10 +1,11 @@
 """Cluster execution through workflow/profiles/slurm on a real single-node SLURM
 (tests/slurm/cluster.sh: Debian's slurm-wlm + munge on 127.0.0.1).
 
-The smoke config's fold jobs of two experiments run through SLURM -- interrupted by a cancelled
-job, then rerun -- give fold results identical to a local run (all fields but timings, host and start time); the rerun
-redoes only the unfinished jobs. A job that dies makes the run exit nonzero, is resubmitted
-with more time and memory, and is recorded. No job and no daemon is left afterwards.
+The smoke config's 12 cheap fold jobs (``SMOKE_SUBSET``) run through SLURM -- interrupted by a
+cancelled job, then rerun -- give fold results identical to a local run (all fields but
+timings, host and start time); the rerun redoes only the unfinished jobs. A job that dies
+makes the run exit nonzero, is resubmitted with more time and memory, and is recorded. No job
+and no daemon is left afterwards.
 
 Needs root and SLURM: installed from Debian by tests/slurm/cluster.sh only when the user
 opts in with GPCBENCH_INSTALL_SLURM=1 (CI does); skipped, saying how to run it, elsewhere.
@@ -31,6 +32,7 @@ from pathlib import Path
 import pytest
 import yaml
 from workflow_helpers import (
+    SMOKE_SUBSET_TARGETS,
     SNAKEMAKE,
     copy_tracked_tree,
     planned_jobs,
@@ -48,9 +50,6 @@ FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
 RUN_TIMEOUT = 900  # seconds for one Snakemake run
 SMOKE_JOBS = ["--slurm-jobname-prefix", "smoke"]  # SLURM job names smoke_<run id>
 RESULTS = ".test/smoke/results"  # config/smoke.yaml's workdir
-# The runs' targets (relative to the workdir): 12 cheap fold jobs of config/smoke.yaml, two SLURM
-# group jobs; the whole config's 42 would test nothing more and take three times as long.
-TARGETS = ["results/kim2006_multiclass/folds.csv", "results/cho2015_iris/folds.csv"]
 PLUGINS = ("snakemake-executor-plugin-slurm", "snakemake-executor-plugin-slurm-jobstep",
            "throttler")
 
@@ -180,8 +179,8 @@ def local_run(snapshot, plugin, tmp_path_factory):
     """The same targets run locally, in the background while the SLURM runs go on."""
     work = tmp_path_factory.mktemp("local")
     env = _copy(snapshot, work, plugin)
-    proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2", *TARGETS,
-                      log="local.log", wait=False)
+    proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2",
+                      *SMOKE_SUBSET_TARGETS, log="local.log", wait=False)
     yield work, proc
     _stop(proc)
 
@@ -247,8 +246,8 @@ def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory)
     (the run has no retries left for it), then the run is repeated to completion."""
     work = tmp_path_factory.mktemp("slurm")
     env = _copy(snapshot, work, plugin)
-    first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0", *TARGETS,
-                       log="first.log", wait=False)
+    first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0",
+                       *SMOKE_SUBSET_TARGETS, log="first.log", wait=False)
     try:
         victim, deadline = None, time.monotonic() + RUN_TIMEOUT
         while victim is None:
@@ -265,8 +264,10 @@ def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory)
         _stop(first)
     queue_after_first = _queue("smoke")
     finished = _results(work)
-    planned = planned_jobs(work, env, *TARGETS, *SLURM)  # --configfile takes what follows it
-    second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, *TARGETS, log="second.log")
+    # Targets before SLURM's --configfile, which takes every value that follows it.
+    planned = planned_jobs(work, env, *SMOKE_SUBSET_TARGETS, *SLURM)
+    second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, *SMOKE_SUBSET_TARGETS,
+                        log="second.log")
     return {"work": work, "victim": victim, "first": first.returncode,
             "queue_after_first": queue_after_first, "finished": finished, "planned": planned,
             "second": second.returncode, "queue_after_second": _queue("smoke")}

@@ -9,6 +9,12 @@ from pathlib import Path
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 REPO = Path(__file__).resolve().parents[1]
+# The cheap part of config/smoke.yaml (1-NN / k-NN / LDA only): its fold jobs per experiment,
+# and the targets that run them (relative to the config's workdir). The tests that run a
+# pipeline several times to check a mechanism (kill -9 and resume, SLURM) run these 12 jobs;
+# the whole config's 42 would check nothing more.
+SMOKE_SUBSET = {"kim2006_multiclass": 9, "cho2015_iris": 3}
+SMOKE_SUBSET_TARGETS = [f"results/{experiment}/folds.csv" for experiment in SMOKE_SUBSET]
 
 
 def copy_tracked_tree(dest: Path, exclude: tuple[str, ...] = ("reports/",)) -> Path:
