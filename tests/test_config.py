@@ -72,6 +72,12 @@ def test_shipped_configs_validate(repo, name):
         (lambda c: c["figures"]["zhang2011_figure4"].pop("table"), "figures.zhang2011_figure4.table"),
         (lambda c: c["figures"]["zhang2011_figure4"].update(datasets=["splice", "bci"]),
          "figures.zhang2011_figure4.datasets[1]"),
+        (lambda c: c["tables"]["zhang2011_table13"].update(beyond_2se=[
+            {"cause": "bad luck", "cells": {"SVM": ["Ringnorm"]}, "why": "x"}]),
+         "tables.zhang2011_table13.beyond_2se[0].cause"),
+        (lambda c: c["tables"]["zhang2011_table13"].update(beyond_2se=[
+            {"cause": "data", "cells": {"SVM": ["Ringnrom"]}, "why": "x"}]),
+         "tables.zhang2011_table13.beyond_2se[0].cells.SVM"),
         # per-entry protocol overrides follow the protocol's schema
         (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(protocol={"fold": 2}),
          "experiments.zhang2011.datasets.bci.protocol.fold"),
@@ -111,6 +117,16 @@ def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
     message = str(info.value)
     assert f"config key '{key}'" in message
     assert "\n" not in message
+
+
+def test_the_schemas_causes_of_cells_beyond_two_se_are_the_reports():
+    """A ``beyond_2se`` cause the schema admits is one the index explains, and conversely."""
+    from gpcbench.config import config_schema
+    from gpcbench.experiments.report.fidelity import CAUSES
+
+    table = config_schema()["$defs"]["table"]
+    cause = table["properties"]["beyond_2se"]["items"]["properties"]["cause"]
+    assert cause["enum"] == list(CAUSES)
 
 
 def test_unreadable_config_file_is_named(tmp_path):

@@ -646,8 +646,19 @@ def test_tables_and_summaries_are_built_without_pandas_warnings(tmp_path):
 def test_fidelity_counts_values_testable_cells_and_agreement_apart_from_stand_ins(tmp_path):
     """Two data sets, one a stand-in; per data set M is within 2 combined s.e. (1.9), K beyond
     (2.1), and a published-only row has no value: counted by hand."""
-    from gpcbench.experiments.report.fidelity import fidelity
+    from gpcbench.experiments.report.fidelity import fidelity, judged_cells
 
+    config, folds, meta = _two_data_sets(tmp_path)
+    row = fidelity(judged_cells(config, folds, tmp_path, meta)).iloc[0]
+    assert (row.paper, row.table, row.published, row.with_value) == ("p", "t", 6, 4)
+    assert (row.testable, row.within_2se) == (4, 2)
+    assert (row.original_testable, row.original_within_2se) == (2, 1)
+    assert (row.accuracy, row.original_without_value) == (True, 1)
+
+
+def _two_data_sets(tmp_path):
+    """Config, folds and data set metadata of the fidelity tests: M within 2 combined s.e.
+    (1.9) and K beyond (2.1) on an original data set (d1) and on a stand-in (d2)."""
     errors = np.array([0.10, 0.15, 0.05, 0.10, 0.10])
     se = errors.std(ddof=1) / np.sqrt(5)
     near, far = 0.10 + 1.9 * np.hypot(se, 0.01), 0.10 + 2.1 * np.hypot(se, 0.01)
@@ -659,18 +670,42 @@ def test_fidelity_counts_values_testable_cells_and_agreement_apart_from_stand_in
     table = {**TABLE, "datasets": {"d1": "Data One", "d2": "Data Two"}}
     config = {"tables": {"t": table}, "experiments": {"exp": {
         "paper": "p", "protocol": {"type": "kfold", "folds": 5}, "datasets": {"d1": {}, "d2": {}}}}}
-    row = fidelity(config, folds, tmp_path, {"d2": {"substitute": "a stand-in"}}).iloc[0]
-    assert (row.paper, row.table, row.published, row.with_value) == ("p", "t", 6, 4)
-    assert (row.testable, row.within_2se) == (4, 2)
-    assert (row.original_testable, row.original_within_2se) == (2, 1)
-    assert (row.accuracy, row.original_without_value) == (True, 1)
+    return config, folds, {"d2": {"substitute": "a stand-in"}}
+
+
+def test_beyond_two_se_lists_flagged_original_cells_with_their_recorded_cause(tmp_path):
+    """Of the four testable cells only K on the original data set is beyond two s.e.: listed
+    at -2.1 s.e. with its entry's cause; an entry naming M (within) is reported as obsolete;
+    without an entry K's cause is empty and the section counts it as unrecorded."""
+    from gpcbench.experiments.report.fidelity import (beyond_two_se, beyond_two_se_lines,
+                                                      judged_cells)
+
+    config, folds, meta = _two_data_sets(tmp_path)
+    cells = judged_cells(config, folds, tmp_path, meta)
+    config["tables"]["t"]["beyond_2se"] = [
+        {"cause": "data", "cells": {"K": ["Data One"]}, "why": "a different pool"},
+        {"cause": "published", "cells": {"M": ["Data One"]}, "why": "an old reason"}]
+    judged, obsolete = beyond_two_se(cells, config)
+    assert judged[["row", "column", "cause", "why"]].values.tolist() == [
+        ["K", "Data One", "data", "a different pool"]]
+    assert judged["distance"].iloc[0] == pytest.approx(-2.1)
+    assert obsolete == ["t: M / Data One"]
+    lines = beyond_two_se_lines(judged, obsolete)
+    assert "| data | 1 | our data or partitions differ from the paper's, measured |" in lines
+    assert any(line.startswith("| [t](tables/t.md) | K / Data One: 0.1 vs. ")
+               and line.endswith("(-2.1) | data | a different pool |") for line in lines)
+    assert any(line.startswith("Recorded causes") and "t: M / Data One" in line for line in lines)
+    del config["tables"]["t"]["beyond_2se"]
+    judged, obsolete = beyond_two_se(cells, config)
+    assert judged["cause"].tolist() == [""] and obsolete == []
+    assert "| no cause recorded | 1 | |" in beyond_two_se_lines(judged, obsolete)
 
 
 def test_fidelity_counts_confusion_rates_as_accuracy_cells_and_sums_them_per_paper(tmp_path):
     """The confusion table of the test above (a -> b flagged, three within) is counted with its
     class names from the data set's metadata; a timing table is not an accuracy table."""
     from gpcbench.experiments.aggregate import fold_row
-    from gpcbench.experiments.report.fidelity import accuracy_lines, fidelity
+    from gpcbench.experiments.report.fidelity import accuracy_lines, fidelity, judged_cells
 
     em = [[[5, 0], [1, 4]], [[4, 1], [0, 5]], [[5, 0], [2, 3]]]
     folds = pd.DataFrame([fold_row(_record("em", k, c)) for k, c in enumerate(em)])
@@ -683,12 +718,15 @@ def test_fidelity_counts_confusion_rates_as_accuracy_cells_and_sums_them_per_pap
                                                                   "mean": "time_s"}}
     config = {"tables": {"c": CONFUSION_TABLE, "t": timing}, "experiments": {"exp": {
         "paper": "p", "protocol": {"type": "kfold", "folds": 3}, "datasets": {"d1": {}}}}}
-    summary = fidelity(config, folds, tmp_path, {"d1": {"class_counts": {"a": 15, "b": 15}}})
+    summary = fidelity(judged_cells(config, folds, tmp_path,
+                                    {"d1": {"class_counts": {"a": 15, "b": 15}}}))
     confusion = summary.set_index("table").loc["c"]
     assert (confusion.accuracy, confusion.published, confusion.testable) == (True, 4, 4)
     assert (confusion.within_2se, confusion.original_without_value) == (3, 0)
     assert not summary.set_index("table").loc["t", "accuracy"]
     assert "| p | 3 of 4 (75 %) | 0 |" in accuracy_lines(summary)
     assert "| **all papers** | 3 of 4 (75 %) | 0 |" in accuracy_lines(summary)
-    nothing = fidelity({"tables": {}, "experiments": config["experiments"]}, folds, tmp_path, {})
+    nothing = fidelity(judged_cells({"tables": {}, "experiments": config["experiments"]}, folds,
+                                    tmp_path, {}))
     assert "| **all papers** | none | 0 |" in accuracy_lines(nothing)  # no published table
+

@@ -17,7 +17,8 @@ from gpcbench.experiments.report.cells import (
     table_cells,
 )
 from gpcbench.experiments.ledger import fold_states
-from gpcbench.experiments.report.fidelity import fidelity, fidelity_lines
+from gpcbench.experiments.report.fidelity import (beyond_two_se, beyond_two_se_lines, fidelity,
+                                                  fidelity_lines, judged_cells)
 from gpcbench.experiments.report.figures import write_published_vs_reproduced
 from gpcbench.io import atomic_write_text
 
@@ -65,8 +66,9 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
     write_published_vs_reproduced(
         pd.concat(all_cells, ignore_index=True) if all_cells else
         pd.DataFrame(columns=["table", "ours", "pub_mean", "ours_fraction", "pub_fraction"]), out)
-    summary = fidelity(config, folds, published_dir, data_meta)
-    write_index(config, folds, data_meta, out, head_hashes, fidelity_lines(summary))
+    cells = judged_cells(config, folds, published_dir, data_meta)
+    write_index(config, folds, data_meta, out, head_hashes,
+                fidelity_lines(fidelity(cells)) + beyond_two_se_lines(*beyond_two_se(cells, config)))
 
 
 def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
