@@ -1,6 +1,7 @@
 """Report tables: joins with the published numbers, the two-standard-error flag, formats."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.experiments.report.cells import published_cells, table_cells
+from gpcbench.experiments.report.fidelity import CAUSES
 from gpcbench.experiments.report.formats import wide_table
 
 TABLE = {"title": "T", "experiment": "exp", "datasets": {"d1": "Data One"}, "metric": "error",
@@ -730,3 +732,14 @@ def test_fidelity_counts_confusion_rates_as_accuracy_cells_and_sums_them_per_pap
                                     tmp_path, {}))
     assert "| **all papers** | none | 0 |" in accuracy_lines(nothing)  # no published table
 
+
+def test_the_committed_index_gives_a_cause_for_every_accuracy_cell_beyond_two_se(repo):
+    """The committed reports: the causes per kind add up to the cells beyond two s.e., none is
+    unrecorded, and no recorded cause names a cell that is within two s.e."""
+    index = (repo / "reports" / "index.md").read_text()
+    section = index.split("## Accuracy cells beyond two standard errors")[1].split("\n## ")[0]
+    total = int(re.search(r"^(\d+) accuracy cells on original data", section, re.M)[1])
+    per_cause = re.findall(r"^\| ([a-z]+) \| (\d+) \| ", section, re.M)
+    assert [cause for cause, _ in per_cause] == list(CAUSES)
+    assert sum(int(n) for _, n in per_cause) == total > 0
+    assert "no cause recorded" not in section and "Recorded causes of cells" not in section
