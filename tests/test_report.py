@@ -701,6 +701,8 @@ def test_beyond_two_se_lists_flagged_original_cells_with_their_recorded_cause(tm
     judged, obsolete = beyond_two_se(cells, config)
     assert judged["cause"].tolist() == [""] and obsolete == []
     assert "| no cause recorded | 1 | |" in beyond_two_se_lines(judged, obsolete)
+    nothing = beyond_two_se_lines(judged.iloc[:0], [])
+    assert nothing[1].startswith("No accuracy cell") and len(nothing) == 3
 
 
 def test_fidelity_counts_confusion_rates_as_accuracy_cells_and_sums_them_per_paper(tmp_path):

@@ -171,12 +171,15 @@ def fidelity_lines(summary: pd.DataFrame) -> list[str]:
 def beyond_two_se_lines(judged: pd.DataFrame, obsolete: list[str]) -> list[str]:
     """The markdown section of :func:`beyond_two_se`: counts per cause, then a line per
     ``beyond_2se`` entry with its cells (a cell without an entry has a line of its own)."""
+    lines = ["## Accuracy cells beyond two standard errors\n"]
+    if judged.empty and not obsolete:
+        return lines + ["No accuracy cell on original data differs from the published value by "
+                        "more than two combined standard errors.", ""]
     counts = judged["cause"].replace("", "no cause recorded").value_counts()
-    lines = ["## Accuracy cells beyond two standard errors\n",
-             f"{len(judged)} accuracy cells on original data differ from the published value by "
-             "more than two combined standard errors. Their causes, as the tables' `beyond_2se` "
-             "entries record them (each table's notes give the measurements):\n",
-             "| cause | cells | meaning |", "|---|---|---|"]
+    lines += [f"{len(judged)} accuracy cells on original data differ from the published value "
+              "by more than two combined standard errors. Their causes, as the tables' "
+              "`beyond_2se` entries record them (each table's notes give the measurements):\n",
+              "| cause | cells | meaning |", "|---|---|---|"]
     lines += [f"| {cause} | {int(counts.get(cause, 0))} | {meaning} |"
               for cause, meaning in CAUSES.items()]
     if counts.get("no cause recorded"):
