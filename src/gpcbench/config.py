@@ -143,10 +143,11 @@ def _check_names(config: dict) -> None:
             if method not in run:
                 raise ConfigError(f"config key 'tables.{name}.method_metrics.{method}': not a "
                                   f"method of experiment '{table['experiment']}'")
-        for i, entry in enumerate(table.get("beyond_2se", [])):
+        causes = [] if table["metric"] == "confusion" else table.get("beyond_2se", [])
+        for i, entry in enumerate(causes):  # a confusion table's columns are classes
             for row, columns in entry["cells"].items():
                 unknown = [c for c in columns if c not in table["datasets"].values()]
-                if table["metric"] != "confusion" and unknown:
+                if unknown:
                     raise ConfigError(f"config key 'tables.{name}.beyond_2se[{i}].cells.{row}': "
                                       f"'{unknown[0]}' is not a column of the table (one of "
                                       f"{', '.join(table['datasets'].values())})")

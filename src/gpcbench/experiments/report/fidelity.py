@@ -109,21 +109,25 @@ def fidelity(cells: pd.DataFrame) -> pd.DataFrame:
 
 def beyond_two_se(cells: pd.DataFrame, config: dict) -> tuple[pd.DataFrame, list[str]]:
     """The accuracy cells on original data beyond two combined s.e., with their distance in
-    s.e. and the ``cause`` and ``why`` of the table's ``beyond_2se`` entry naming them (empty
-    when none does); and the entries' cells that are not among them (no longer beyond two
-    s.e., or no such cell), as 'table: row / column'."""
+    s.e., the ``cause`` and ``why`` of the table's ``beyond_2se`` entry naming them (empty
+    when none does) and ``entry``, that entry's key (the cell's own when none); and the
+    entries' cells that are not among them (no longer beyond two s.e., or no such cell), as
+    'table: row / column'."""
     judged = cells[cells["accuracy"].astype(bool) & cells["original"] & cells["se"].notna()
                    & ~cells["within"].astype(bool)].copy()
-    recorded = {}
+    recorded = {}  # (table, row, column) -> (entry's key, entry)
     for name, table in config["tables"].items():
-        for entry in table.get("beyond_2se", []):
+        for i, entry in enumerate(table.get("beyond_2se", [])):
             for row, columns in entry["cells"].items():
-                recorded.update({(name, row, column): entry for column in columns})
-    found = [recorded.get(key, {}) for key in zip(judged["table"], judged["row"], judged["column"])]
+                recorded.update({(name, row, column): (f"{name}[{i}]", entry)
+                                 for column in columns})
+    named = list(zip(judged["table"], judged["row"], judged["column"]))
+    found = [recorded.get(cell, ("/".join(cell), {})) for cell in named]
     judged["distance"] = (judged["ours"] - judged["pub_mean"]) / judged["se"]
-    judged["cause"] = [entry.get("cause", "") for entry in found]
-    judged["why"] = [entry.get("why", "") for entry in found]
-    flagged = set(zip(judged["table"], judged["row"], judged["column"]))
+    judged["entry"] = [key for key, _ in found]
+    judged["cause"] = [entry.get("cause", "") for _, entry in found]
+    judged["why"] = [entry.get("why", "") for _, entry in found]
+    flagged = set(named)
     obsolete = [f"{t}: {row} / {column}" for t, row, column in recorded
                 if (t, row, column) not in flagged]
     return judged.reset_index(drop=True), obsolete
@@ -186,10 +190,7 @@ def beyond_two_se_lines(judged: pd.DataFrame, obsolete: list[str]) -> list[str]:
         lines.append(f"| no cause recorded | {int(counts['no cause recorded'])} | |")
     lines += ["", "Each cell: row / column: ours vs. published (distance = (ours - published) / "
               "combined s.e.).\n", "| table | cells | cause | why |", "|---|---|---|---|"]
-    unrecorded = judged["cause"] == ""
-    keys = judged["table"] + "\0" + judged["cause"] + "\0" + judged["why"]
-    keys[unrecorded] = keys[unrecorded] + judged.index[unrecorded].astype(str)
-    for _, group in judged.groupby(keys, sort=False):
+    for _, group in judged.groupby("entry", sort=False):
         first = group.iloc[0]
         cells = "; ".join(f"{r.row} / {r.column}: {r.ours:.4g} vs. {r.pub_mean:.4g} "
                           f"({r.distance:+.1f})" for r in group.itertuples())
