@@ -71,12 +71,13 @@ def part_learning(workdir, n_samples):
               f"converged {model.converged_}  log evidence {model.log_evidence_:9.3f}")
         if learning == "hmc":
             summary = model.diagnostics_["log_hyperparameters"]
-            ess = [entry["ess"] for entry in summary.values()]
+            ess = [min(entry["ess_bulk"], entry["ess_tail"]) for entry in summary.values()]
             rhat = [entry["rhat"] for entry in summary.values()]
             print(f"       acceptance {model.acceptance_rate_:.3f} (burn-in "
                   f"{model.diagnostics_['burn_in_acceptance_rate']:.3f}), step size "
                   f"{model.diagnostics_['step_size']:.3f}, {model.diagnostics_['n_retained']} "
-                  f"retained; ESS min {min(ess):.0f} / median {np.median(ess):.0f}; "
+                  f"retained; ESS (smaller of bulk and tail) min {min(ess):.0f} / median "
+                  f"{np.median(ess):.0f}; "
                   f"max split R-hat {max(rhat):.3f}")
 
 

@@ -85,9 +85,10 @@ def full_fit(workdir, n_samples, updates, leapfrog):
           f"{np.round(clf.diagnostics_['step_sizes'], 4)}, converged {clf.converged_}")
     for name, s in clf.diagnostics_["log_hyperparameters"].items():
         print(f"  {name:24s} mean {s['mean']:7.2f} sd {s['sd']:5.2f} "
-              f"ESS {s['ess']:7.1f} R-hat {s['rhat']:.3f}")
+              f"ESS bulk {s['ess_bulk']:7.1f} tail {s['ess_tail']:7.1f} R-hat {s['rhat']:.3f}")
     for name, s in clf.diagnostics_["training_predictive"].items():
-        print(f"  {name:24s} mean {s['mean']:7.3f} ESS {s['ess']:7.1f} R-hat {s['rhat']:.3f}")
+        print(f"  {name:24s} mean {s['mean']:7.3f} ESS bulk {s['ess_bulk']:7.1f} "
+              f"tail {s['ess_tail']:7.1f} R-hat {s['rhat']:.3f}")
     if Xt is not None:
         start = time.perf_counter()
         errors = int(np.sum(clf.predict(Xt) != yt))

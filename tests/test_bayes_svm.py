@@ -12,7 +12,7 @@ from sklearn_checks import assert_passes_check_estimator
 
 from gpcbench.estimators.bayes_svm import BayesianSVMClassifier, CompleteSVMClassifier
 from gpcbench.mcmc import bayes_svm
-from gpcbench.mcmc.diagnostics import effective_sample_size
+from gpcbench.mcmc.diagnostics import ess_bulk
 from gpcbench.mcmc.kernel import rbf
 
 LIKELIHOODS = ("bsvm", "csvm")
@@ -89,8 +89,8 @@ def _chain_moments(Kt, y, likelihood, priors, n_sweeps, seed, **options):
     F = chain.coef @ Kt.T
     mean, var = F.mean(axis=0), F.var(axis=0)
     sq = (F - mean) ** 2
-    se_mean = [F[:, i].std() / np.sqrt(effective_sample_size(F[:, i])) for i in range(len(y))]
-    se_var = [sq[:, i].std() / np.sqrt(effective_sample_size(sq[:, i])) for i in range(len(y))]
+    se_mean = [F[:, i].std() / np.sqrt(ess_bulk(F[:, i])) for i in range(len(y))]
+    se_var = [sq[:, i].std() / np.sqrt(ess_bulk(sq[:, i])) for i in range(len(y))]
     return mean, var, np.array(se_mean), np.array(se_var), chain
 
 
@@ -246,6 +246,10 @@ def test_separable_ring_is_learned(cls):
     assert model.coef_.shape == (n_kept, 81) and model.lambda_.shape == (n_kept, 80)
     assert set(model.diagnostics_) >= {"beta0", "sigma2", "log_lambda", "probe_probability",
                                        "brooks_burn_in", "z_acceptance"}
+    assert set(model.diagnostics_["sigma2"]) == {"rhat", "ess_bulk", "ess_tail",
+                                                 "brooks_burn_in", "brooks_thin"}
+    assert set(model.diagnostics_["probe_probability"]) == {"max_rhat", "min_ess_bulk",
+                                                            "min_ess_tail"}
     assert model.samples_["sigma2"].shape == (2, n_kept // 2)
 
 

@@ -288,7 +288,9 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
     assert clf.samples_["u"].shape == (2, 100)
     assert clf.n_active_trace_.shape == (2, 600) and clf.n_iter_ == 600
     assert clf.n_active_trace_.max() <= (150 if cls is BGKMClassifier else 40)
-    assert set(clf.diagnostics_["g"]) >= {"rhat", "ess", "brooks_burn_in"}
+    assert set(clf.diagnostics_["g"]) >= {"rhat", "ess_bulk", "ess_tail", "brooks_burn_in"}
+    assert set(clf.diagnostics_["probe_probability"]) == {"max_rhat", "min_ess_bulk",
+                                                          "min_ess_tail"}
     proba = clf.predict_proba(X[150:])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     # Table 7's active-set summary and Figure 2's trace, against a direct count of chain 1

@@ -325,6 +325,6 @@ def test_classifies_four_blobs_and_reports_diagnostics(cls):
     np.testing.assert_allclose(clf.samples_["u"].sum(axis=2), 0.0, atol=1e-8)
     assert clf.coef_.shape[1:] == (31 if cls is not BGKMClassifier else 121, 4)
     assert clf.n_active_trace_.shape == (2, 400)
-    assert set(clf.diagnostics_["u"]) >= {"rhat", "ess", "brooks_burn_in"}
+    assert set(clf.diagnostics_["u"]) >= {"rhat", "ess_bulk", "ess_tail", "brooks_burn_in"}
     assert np.isfinite(clf.diagnostics_["probe_probability"]["max_rhat"])
     assert isinstance(clf.converged_, bool)

@@ -1,6 +1,6 @@
-"""Laplace GPC (Williams & Barber 1998), HMC and MCMC diagnostics, each against an
-independent computation: finite differences, scipy optimisation and quadrature, dense-matrix
-formulas, scikit-learn's Laplace GPC, known targets and analytic autocorrelations."""
+"""Laplace GPC (Williams & Barber 1998) and HMC, each against an independent computation:
+finite differences, scipy optimisation and quadrature, dense-matrix formulas, scikit-learn's
+Laplace GPC and known targets (the MCMC diagnostics: tests/test_diagnostics.py)."""
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from gpcbench.learning.mpl import (
     LaplaceHyperposterior,
     maximize_penalized_likelihood,
 )
-from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
+from gpcbench.mcmc.diagnostics import ess_bulk
 from gpcbench.models import LaplaceGaussianProcessClassifier
 
 LIKELIHOODS = ["logistic", "probit"]
@@ -210,11 +210,11 @@ def test_evidence_matches_scikit_learn_laplace_gpc():
                                                 abs=1e-6)
 
 
-# ---------------------------------------------------------------- HMC and diagnostics
+# ---------------------------------------------------------------- HMC
 def _check_moments(draws, mean, cov, n_sigma=4.5):
     """Sample mean within n_sigma Monte Carlo standard errors (ESS-based), covariance close."""
     for k in range(draws.shape[1]):
-        se = np.sqrt(cov[k, k] / effective_sample_size(draws[:, k]))
+        se = np.sqrt(cov[k, k] / ess_bulk(draws[:, k]))
         assert abs(draws[:, k].mean() - mean[k]) < n_sigma * se
     np.testing.assert_allclose(np.cov(draws.T), cov, atol=0.15 * np.max(np.diag(cov)))
 
@@ -266,7 +266,7 @@ def test_hmc_on_the_laplace_hyperposterior_matches_grid_moments():
     _, retained = sample(posterior, np.zeros(1), n_samples=600, n_leapfrog=4, step_size=0.5,
                          rng=3)
     draws = retained.samples[:, 0]
-    se = np.sqrt(variance / effective_sample_size(draws))
+    se = np.sqrt(variance / ess_bulk(draws))
     assert abs(mean) > 10 * se  # the data move the posterior away from the prior mean 0
     assert abs(draws.mean() - mean) < 4 * se
     assert abs(draws.var() / variance - 1) < 0.35
@@ -278,34 +278,6 @@ def test_hmc_rejects_trajectories_through_non_finite_density():
 
     _, retained = sample(target, np.zeros(1), n_samples=600, n_leapfrog=5, rng=3)
     assert np.all(retained.samples < 1) and retained.acceptance_rate < 1
-
-
-def _ar1(rho, n, seed):
-    rng = np.random.default_rng(seed)
-    noise = rng.standard_normal(n)
-    x = np.empty(n)
-    x[0] = noise[0] / np.sqrt(1 - rho**2)
-    for i in range(1, n):
-        x[i] = rho * x[i - 1] + noise[i]
-    return x
-
-
-@pytest.mark.parametrize("rho", [0.5, 0.9, -0.3])
-def test_ess_of_an_ar1_chain_matches_its_analytic_value(rho):
-    n = 100_000
-    ess = effective_sample_size(_ar1(rho, n, seed=4))
-    analytic = n * (1 - rho) / (1 + rho)
-    assert ess == pytest.approx(analytic, rel=0.1)
-
-
-def test_split_rhat_flags_chains_that_disagree():
-    rng = np.random.default_rng(5)
-    mixed = rng.standard_normal((4, 1000))
-    assert split_rhat(mixed) < 1.01
-    shifted = mixed + np.arange(4)[:, None]
-    assert split_rhat(shifted) > 1.5
-    trend = np.linspace(0, 3, 1000) + rng.standard_normal(1000)
-    assert split_rhat(trend) > 1.1  # one chain: the split halves disagree
 
 
 # ---------------------------------------------------------------- MPL

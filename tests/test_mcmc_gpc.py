@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from gpcbench.covariance import Covariance
 from gpcbench.learning.mpl import GaussianLogPrior
-from gpcbench.mcmc.diagnostics import effective_sample_size
+from gpcbench.mcmc.diagnostics import ess_bulk
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
     SweepSettings,
@@ -51,7 +51,7 @@ def test_ess_leaves_the_gaussian_posterior_invariant():
         draws.append(F[0])
     draws = np.array(draws)
     for i in range(3):
-        ess = effective_sample_size(draws[:, i])
+        ess = ess_bulk(draws[:, i])
         assert abs(draws[:, i].mean() - mean[i]) < 4.5 * math.sqrt(cov[i, i] / ess)
         spread = draws[:, i].var() / cov[i, i]
         assert abs(spread - 1.0) < 4.5 * math.sqrt(2.0 / ess)

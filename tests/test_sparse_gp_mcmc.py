@@ -39,6 +39,7 @@ def test_diagnostics_and_paper_defaults():
     model = FICMCMCClassifier(k_max=10, n_sweeps=400, burn_in=200, random_state=0).fit(X, y)
     assert model.betas_.shape == (2 * 40, 10)
     assert set(model.diagnostics_) == {"log_likelihood", "brooks_burn_in", "brooks_thin"}
+    assert set(model.diagnostics_["log_likelihood"]) == {"rhat", "ess_bulk", "ess_tail"}
     assert np.mean(model.predict(X) == y) > 0.9
     defaults = FICMCMCClassifier()
     assert (defaults.n_sweeps, defaults.burn_in, defaults.thin) == (10000, 5000, 5)

@@ -26,7 +26,7 @@ def run(ds, fold, reading, opts, prep="std", sweeps=4000, burn=2000, seed=0, wid
     na = est.diagnostics_["n_active"]
     acc = est.acceptance_rates_
     row = dict(ds=ds, fold=fold, reading=reading, prep=prep, wf=width_factor, max=na["max"], min=na["min"],
-               most=na["most"], freq=na["most_frequency"], ess=est.diagnostics_["n_gamma"]["ess"],
+               most=na["most"], freq=na["most_frequency"], ess=est.diagnostics_["n_gamma"]["ess_bulk"],
                acc=[round(acc[m], 2) for m in ("birth", "death", "swap")], err=round(err, 2),
                g=float(np.median(est.samples_["g"])), eta=float(np.median(est.samples_["eta"])),
                width=est.kernel_width_, k_max=k_max,

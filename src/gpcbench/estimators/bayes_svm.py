@@ -31,7 +31,7 @@ from gpcbench.mcmc.bayes_svm import (
     run_chain,
 )
 from gpcbench.mcmc.cusum import brooks_burn_in
-from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
+from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics, worst_diagnostics
 from gpcbench.mcmc.kernel import mean_distance, rbf
 
 TRACE_EVERY = 20  # sweeps between the entries of convergence_trace_
@@ -146,26 +146,20 @@ class _BayesSVMClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         self.n_iter_ = self.n_sweeps
 
     def _diagnostics(self, traced, probe, rows):
-        """Per traced scalar: split R-hat and ESS of the kept draws (all chains) and the Brooks
-        CUSUM burn-in (max over chains, in sweeps); the probe points' largest R-hat and
-        smallest ESS of p(y_i = +1 | f_i, sigma^2); the overall Brooks burn-in (NaN if any
-        quantity's is); the z acceptance rate."""
-        enough = rows.size >= 4
+        """Per traced scalar: split R-hat, bulk and tail ESS of the kept draws (all chains)
+        and the Brooks CUSUM burn-in (max over chains, in sweeps, thinned by the kept draws'
+        autocorrelation time); the probe points' largest R-hat and smallest bulk and tail ESS
+        of p(y_i = +1 | f_i, sigma^2); the overall Brooks burn-in (NaN if any quantity's is);
+        the z acceptance rate."""
         result = {}
         for name, trace in traced.items():
             kept = trace[:, rows]
-            ess = effective_sample_size(kept) if enough else float("nan")
-            step = max(1, round(self.thin * kept.size / ess)) if ess > 0 else self.thin
+            tau = autocorrelation_time(kept) if rows.size >= 4 else float("nan")
+            step = max(1, round(self.thin * tau)) if np.isfinite(tau) else self.thin
             brooks = [brooks_burn_in(chain, thin=step) for chain in trace]
-            result[name] = {"rhat": split_rhat(kept) if enough else float("nan"), "ess": ess,
-                            "brooks_burn_in": float(np.max(brooks)), "brooks_thin": step}
-        columns = range(probe.shape[2]) if enough else []
-        rhat = [split_rhat(probe[:, :, q]) for q in columns]
-        ess = [effective_sample_size(probe[:, :, q]) for q in columns]
-        result["probe_probability"] = {
-            "max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any() else float("nan"),
-            "min_ess": float(np.min(ess)) if ess else float("nan"),
-        }
+            result[name] = {**scalar_diagnostics(kept), "brooks_burn_in": float(np.max(brooks)),
+                            "brooks_thin": step}
+        result["probe_probability"] = worst_diagnostics(probe)
         result["brooks_burn_in"] = float(np.max([result[name]["brooks_burn_in"]
                                                  for name in TRACED]))
         result["z_acceptance"] = self.acceptance_rates_["z"]
@@ -253,11 +247,13 @@ _PARAMETERS = """
         ``z``: accepted / proposed Metropolis-Hastings moves of the latent z_i after the
         burn-in; ``scale``: the same for the scale moves (NaN when ``scale_step=0``).
     diagnostics_ : dict
-        Per traced quantity (beta0, sigma2, log_lambda): split R-hat and ESS over the chains'
-        kept draws and the Brooks (1998) CUSUM burn-in (max over chains, in sweeps);
-        ``probe_probability``: the largest R-hat and smallest ESS of p(y_i = +1 | f_i,
-        sigma^2) over the probe points; ``brooks_burn_in``: the largest burn-in estimate,
-        NaN if any quantity's is; ``z_acceptance``.
+        Per traced quantity (beta0, sigma2, log_lambda): ``rhat``, ``ess_bulk`` and
+        ``ess_tail`` over the chains' kept draws (rank-normalised split R-hat, bulk and tail
+        ESS, :mod:`gpcbench.mcmc.diagnostics`) and the Brooks (1998) CUSUM burn-in (max over
+        chains, in sweeps); ``probe_probability``: ``max_rhat``, ``min_ess_bulk`` and
+        ``min_ess_tail`` of p(y_i = +1 | f_i, sigma^2) over the probe points;
+        ``brooks_burn_in``: the largest burn-in estimate, NaN if any quantity's is;
+        ``z_acceptance``.
     convergence_trace_ : list of dict
         Chain 1's sigma^2 and beta_0 every 20th sweep (``sweep``, ``sigma2``, ``beta0``).
     converged_ : bool

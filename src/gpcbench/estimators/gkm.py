@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.mcmc.bgkm import run_bgkm
 from gpcbench.mcmc.cusum import brooks_burn_in
-from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
+from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics, worst_diagnostics
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.gkm_multiclass import run_chain_multi
 from gpcbench.mcmc.gkm_predict import QUADRATURE, KeptDraws, model_average
@@ -210,22 +210,16 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
     def _diagnostics(self, traced, probe):
         """Per traced scalar as in ``diagnostics_``; a per-class u (multiclass) reports the
         largest R-hat and Brooks burn-in and the smallest ESS over its classes."""
-        enough = probe.shape[1] >= 4
         result = {}
         for name in TRACED:
             trace = traced[name]
             parts = [trace] if trace.ndim == 2 else [trace[:, :, j] for j in range(trace.shape[2])]
-            scores = [self._trace_diagnostics(part, enough) for part in parts]
-            worst = {"rhat": np.max, "ess": np.min, "brooks_burn_in": np.max, "brooks_thin": np.max}
+            scores = [self._trace_diagnostics(part) for part in parts]
+            worst = {"rhat": np.max, "ess_bulk": np.min, "ess_tail": np.min,
+                     "brooks_burn_in": np.max, "brooks_thin": np.max}
             result[name] = scores[0] if len(scores) == 1 else {
                 key: float(pick([s[key] for s in scores])) for key, pick in worst.items()}
-        columns = range(probe.shape[2]) if enough else []
-        rhat = [split_rhat(probe[:, :, q]) for q in columns]
-        ess = [effective_sample_size(probe[:, :, q]) for q in columns]
-        result["probe_probability"] = {
-            "max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any() else float("nan"),
-            "min_ess": float(np.min(ess)) if ess else float("nan"),
-        }
+        result["probe_probability"] = worst_diagnostics(probe)
         # NaN (a quantity the criterion cannot settle) propagates: the run has no burn-in
         result["brooks_burn_in"] = float(np.max([result[name]["brooks_burn_in"]
                                                  for name in TRACED]))
@@ -242,16 +236,18 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         return {"max": int(sizes[-1]), "min": int(sizes[0]), "most": int(sizes[np.argmax(counts)]),
                 "most_frequency": int(counts.max())}
 
-    def _trace_diagnostics(self, trace, enough):
-        """R-hat, ESS and Brooks burn-in of one scalar traced over (chains, sweeps)."""
+    def _trace_diagnostics(self, trace):
+        """Split R-hat, bulk and tail ESS (of the kept draws) and Brooks burn-in of one scalar
+        traced over (chains, sweeps)."""
         rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
         kept = trace[:, rows]
-        ess = effective_sample_size(kept) if enough else float("nan")
-        # Brooks asks for ~independent draws: thin by the autocorrelation time in sweeps
-        step = max(1, round(self.thin * kept.size / ess)) if ess > 0 else self.thin
+        # Brooks asks for ~independent draws: thin by the autocorrelation time of the kept
+        # draws, in sweeps
+        tau = autocorrelation_time(kept) if rows.size >= 4 else float("nan")
+        step = max(1, round(self.thin * tau)) if np.isfinite(tau) else self.thin
         brooks = [brooks_burn_in(chain, thin=step) for chain in trace]
-        return {"rhat": split_rhat(kept) if enough else float("nan"), "ess": ess,
-                "brooks_burn_in": float(np.max(brooks)), "brooks_thin": step}
+        return {**scalar_diagnostics(kept), "brooks_burn_in": float(np.max(brooks)),
+                "brooks_thin": step}
 
     def predict_proba(self, X):
         """Model-averaged class probabilities over the kept sweeps of all chains.
@@ -344,10 +340,13 @@ _PARAMETERS = """
     acceptance_rates_ : dict
         Accepted / proposed birth, death, swap and theta moves (NaN if none proposed).
     diagnostics_ : dict
-        Per traced quantity: split R-hat and ESS over the chains' kept draws and the Brooks
-        (1998) CUSUM burn-in (max over chains, in sweeps; multiclass u: the worst class);
-        ``probe_probability``: the largest
-        R-hat and smallest ESS of Phi(u + k_i' beta) over the probe points;
+        Per traced quantity (u, g, eta, n_gamma): ``rhat``, ``ess_bulk`` and ``ess_tail``
+        over the chains' kept draws (:mod:`gpcbench.mcmc.diagnostics`: rank-normalised split
+        R-hat, bulk and tail ESS of Vehtari et al. 2021) and the Brooks (1998) CUSUM burn-in
+        (max over chains, in sweeps, of the chains thinned by the kept draws' autocorrelation
+        time, ``brooks_thin``; multiclass u: the worst class); ``probe_probability``:
+        ``max_rhat``, ``min_ess_bulk`` and ``min_ess_tail`` of Phi(u + k_i' beta) over the
+        probe points;
         ``brooks_burn_in``: the largest burn-in estimate, NaN if any quantity's is (its
         thinned chain never settles, or is under 10 draws long); ``n_active``: chain 1's largest,
         smallest and most frequent active-set size after the burn-in and that size's count of

@@ -101,7 +101,8 @@ class LaplaceGaussianProcessClassifier(BinaryOnly, ClassifierMixin, Eq13Estimato
         Fraction of accepted retained HMC trajectories (None unless HMC).
     diagnostics_ : dict
         HMC only: tuned step size, burn-in acceptance rate, and per learned hyperparameter the
-        posterior mean / sd of its log, effective sample size and split R-hat.
+        posterior mean / sd of its log, split R-hat, bulk and tail effective sample size
+        (:func:`gpcbench.mcmc.diagnostics.summarize`).
     covariance_ : Covariance
         The covariance at ``hyperparameters_``.
     X_train_ : ndarray of shape (n_samples, n_features)

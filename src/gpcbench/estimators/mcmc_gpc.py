@@ -23,7 +23,7 @@ from gpcbench.estimators._common import (
 )
 from gpcbench.estimators.laplace import WB_LEARNED
 from gpcbench.learning.mpl import GaussianLogPrior
-from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
+from gpcbench.mcmc.diagnostics import summarize
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
     SweepSettings,
@@ -97,9 +97,10 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
     acceptance_rates_ : ndarray of shape (n_chains,)
         Accepted fraction of the retained HMC trajectories of each chain.
     diagnostics_ : dict
-        Step sizes, burn-in acceptance rates, and mean / sd / ESS / split R-hat over all
-        chains of each log hyperparameter ("log_hyperparameters") and of the sampled
-        probability of the observed class at N_PROBES training points ("training_predictive").
+        Step sizes, burn-in acceptance rates, and mean, sd, split R-hat, bulk and tail ESS
+        (:func:`gpcbench.mcmc.diagnostics.summarize`) over all chains of each log
+        hyperparameter ("log_hyperparameters") and of the sampled probability of the observed
+        class at N_PROBES training points ("training_predictive").
     hyperparameters_ : dict or list of dict
         exp(posterior mean of the log hyperparameters) as :meth:`Covariance.to_dict`; one
         dict per class if the classes do not share them.
@@ -177,9 +178,8 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
             "step_sizes": [chain.step_size for chain in chains],
             "burn_in_acceptance_rates": [chain.burn_in_acceptance_rate for chain in chains],
             "n_kept_per_chain": int(self.samples_.shape[1]),
-            "log_hyperparameters": _summary(np.moveaxis(self.samples_, 2, 0),
-                                            self.sample_names_),
-            "training_predictive": _summary(probabilities, [f"p(y_{i})" for i in probes]),
+            "log_hyperparameters": summarize(self.samples_, self.sample_names_),
+            "training_predictive": summarize(probabilities, [f"p(y_{i})" for i in probes]),
         }
         rhats = [s["rhat"] for part in ("log_hyperparameters", "training_predictive")
                  for s in self.diagnostics_[part].values()]
@@ -190,10 +190,9 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
                                  else [c.to_dict() for c in covariances])
 
     def _training_probabilities(self, probes, labels) -> np.ndarray:
-        """p(observed class | sampled latents) at the probe points, (N_PROBES, chains, kept)."""
-        values = observed_class_probabilities(self.latents_[..., probes], labels[probes],
-                                              self.likelihood)
-        return np.moveaxis(values, 2, 0)
+        """p(observed class | sampled latents) at the probe points, (chains, kept, N_PROBES)."""
+        return observed_class_probabilities(self.latents_[..., probes], labels[probes],
+                                            self.likelihood)
 
     def predict_proba(self, X):
         """Class probabilities averaged over the kept draws (W&B eq. 7 / W&B sec. 4)."""
@@ -211,15 +210,6 @@ class MCMCGaussianProcessClassifier(ClassifierMixin, Eq13Estimator):
         """The most probable class."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
-
-
-def _summary(draws, names) -> dict:
-    """Mean, sd, ESS and split R-hat over all chains; draws of shape (k, chains, n)."""
-    return {
-        name: {"mean": float(np.mean(d)), "sd": float(np.std(d, ddof=1)),
-               "ess": effective_sample_size(d), "rhat": split_rhat(d)}
-        for name, d in zip(names, draws)
-    }
 
 
 def _trace(chains, thin) -> list[dict]:

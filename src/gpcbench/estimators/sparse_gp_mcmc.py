@@ -21,7 +21,7 @@ from gpcbench.estimators._common import BinaryOnly, binary_signs, store_paramete
 from gpcbench.inference.ep_fic import DEFAULT_JITTER, FICPrior
 from gpcbench.likelihoods import ProbitLikelihood
 from gpcbench.mcmc.cusum import brooks_burn_in
-from gpcbench.mcmc.diagnostics import effective_sample_size, split_rhat
+from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics
 from gpcbench.mcmc.fic_gibbs import run_fic_gibbs
 from gpcbench.mcmc.kernel import mean_distance
 
@@ -47,8 +47,10 @@ class FICMCMCClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
     betas_ : ndarray of shape (n_kept * n_chains, m)
         U^T alpha(z) of the kept sweeps.
     diagnostics_ : dict
-        rhat and ess of the traced log-likelihood sum_i log Phi(y_i f_i) (after the burn-in),
-        and brooks_burn_in (Brooks' cusum criterion on chain 1, ZDJ Table 12).
+        ``log_likelihood``: rank-normalised split R-hat (``rhat``), bulk and tail ESS
+        (``ess_bulk``, ``ess_tail``; :mod:`gpcbench.mcmc.diagnostics`) of the traced
+        log-likelihood sum_i log Phi(y_i f_i) after the burn-in; ``brooks_burn_in`` (Brooks'
+        cusum criterion, the largest over the chains, ZDJ Table 12) and ``brooks_thin``.
     converged_ : bool
         R-hat < 1.1 and Brooks' burn-in within ``burn_in``.
     n_iter_ : int
@@ -81,12 +83,12 @@ class FICMCMCClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         self.factor_ = runs[0][2]
         traces = np.stack([trace for _, trace, _ in runs])
         kept = traces[:, self.burn_in + self.thin - 1::self.thin]
-        ess = float(effective_sample_size(kept))
         # Brooks asks for ~independent draws: thin by the autocorrelation time in sweeps (as
         # the FBGKM / SGPC diagnostics do), the largest burn-in over the chains
-        step = max(1, round(self.thin * kept.size / ess)) if ess > 0 else self.thin
+        tau = autocorrelation_time(kept) if kept.shape[1] >= 4 else float("nan")
+        step = max(1, round(self.thin * tau)) if np.isfinite(tau) else self.thin
         self.diagnostics_ = {
-            "log_likelihood": {"rhat": float(split_rhat(kept)), "ess": ess},
+            "log_likelihood": scalar_diagnostics(kept),
             "brooks_burn_in": float(np.max([brooks_burn_in(t, thin=step) for t in traces])),
             "brooks_thin": step,
         }

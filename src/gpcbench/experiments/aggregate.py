@@ -84,7 +84,7 @@ def trace_burn_in(text, quantity: str) -> float:
     estimate jumps between NaN and 4,700 sweeps with the thinning, while thinning by two
     autocorrelation times or more gives 400 (docs/zhang2011_sampler.md)."""
     from gpcbench.mcmc.cusum import brooks_burn_in
-    from gpcbench.mcmc.diagnostics import effective_sample_size
+    from gpcbench.mcmc.diagnostics import autocorrelation_time
 
     trace = json.loads(text) if isinstance(text, str) else None
     rows = [row for row in trace or [] if row.get(quantity) is not None]
@@ -93,8 +93,7 @@ def trace_burn_in(text, quantity: str) -> float:
     values = np.array([row[quantity] for row in rows], dtype=float)
     spacing = rows[1]["sweep"] - rows[0]["sweep"]
     half = values[values.size // 2:]
-    ess = effective_sample_size(half) if np.ptp(half) > 0 else half.size
-    thin = max(1, int(np.ceil(2.0 * half.size / ess)))
+    thin = max(1, int(np.ceil(2.0 * autocorrelation_time(half))))
     return brooks_burn_in(values, thin=thin) * spacing
 
 
