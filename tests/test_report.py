@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pandas as pd
 
-from gpcbench.experiments.aggregate import summarise
+from gpcbench.experiments.aggregate import SAMPLER_DIAGNOSTICS, summarise
 from gpcbench.experiments.report.cells import published_cells, table_cells
 from gpcbench.experiments.report.fidelity import CAUSES
 from gpcbench.experiments.report.formats import wide_table
@@ -591,12 +591,14 @@ def test_a_cell_from_fewer_folds_than_the_protocol_says_how_many(tmp_path):
                                  ).loc["M", "Data One"]
 
 
-def test_summary_gives_samplers_median_rhat_ess_and_brooks_burn_in_counts():
+def test_summary_gives_samplers_median_rhat_bulk_and_tail_ess_and_brooks_burn_in_counts():
     def diagnostics(rhat_u, ess_g, burn):
-        quantity = {"rhat": 1.0, "ess": 100.0, "brooks_burn_in": 0.0}
-        return json.dumps({"u": {**quantity, "rhat": rhat_u}, "g": {**quantity, "ess": ess_g},
+        quantity = {"rhat": 1.0, "ess_bulk": 100.0, "ess_tail": 80.0, "brooks_burn_in": 0.0}
+        return json.dumps({"u": {**quantity, "rhat": rhat_u},
+                           "g": {**quantity, "ess_bulk": ess_g, "ess_tail": ess_g / 2},
                            "eta": quantity, "n_gamma": quantity, "brooks_burn_in": burn,
-                           "probe_probability": {"max_rhat": 1.2, "min_ess": 40.0}})
+                           "probe_probability": {"max_rhat": 1.2, "min_ess_bulk": 40.0,
+                                                 "min_ess_tail": 30.0}})
 
     sampler = _folds([0.1, 0.2, 0.3, 0.4], "s", "S", status=["ok", "ok", "ok", "failed"])
     sampler["diagnostics"] = [diagnostics(1.0, 10.0, 400.0), diagnostics(1.3, 30.0, None),
@@ -604,9 +606,23 @@ def test_summary_gives_samplers_median_rhat_ess_and_brooks_burn_in_counts():
     other = _folds([0.1, 0.2], "k", "K").assign(diagnostics="null")
     summary = summarise(pd.concat([sampler, other], ignore_index=True)).set_index("method")
     s = summary.loc["s"]
-    assert (s["rhat_u"], s["ess_g"], s["rhat_probe"], s["ess_probe"]) == (1.1, 20.0, 1.2, 40.0)
+    assert (s["rhat_u"], s["ess_bulk_g"], s["ess_tail_g"], s["ess_tail_eta"]) == (
+        1.1, 20.0, 10.0, 80.0)
+    assert (s["rhat_probe"], s["ess_bulk_probe"], s["ess_tail_probe"]) == (1.2, 40.0, 30.0)
     assert s["burn_in_mean"] == 600.0 and s["burn_in_undefined"] == 1
     assert summary.loc["k", ["rhat_u", "burn_in_mean", "burn_in_undefined"]].isna().all()
+
+
+def test_summary_leaves_out_the_ess_of_runs_recorded_before_bulk_and_tail_ess(tmp_path):
+    """A fold result with the older ``ess`` (raw unsplit draws) and no ``ess_bulk`` /
+    ``ess_tail``: its R-hat is shown, its ESS is not (its draws are not in the ledger)."""
+    legacy = _folds([0.1, 0.2], "s", "S").assign(diagnostics=json.dumps(
+        {"u": {"rhat": 1.05, "ess": 50.0}, "probe_probability": {"max_rhat": 1.2,
+                                                                  "min_ess": 40.0}}))
+    s = summarise(legacy).set_index("method").loc["s"]
+    assert (s["rhat_u"], s["rhat_probe"]) == (1.05, 1.2)
+    assert s[[c for c in SAMPLER_DIAGNOSTICS if c.startswith("ess_")]].isna().all()
+    assert "ess_bulk_u | ess_bulk_g" in _summary_markdown(legacy, tmp_path)
 
 
 def _summary_markdown(folds, tmp_path):

@@ -52,13 +52,17 @@ def fold_row(record: dict) -> dict:
     }
 
 
-#: ZDJ's samplers' convergence per cell (medians over runs of each run's
-#: ``diagnostics_``): column -> dotted path in the fold's diagnostics.
+#: ZDJ's samplers' convergence per cell (medians over runs of each run's ``diagnostics_``):
+#: column -> dotted path in the fold's diagnostics. Split R-hat, bulk and tail ESS as
+#: :mod:`gpcbench.mcmc.diagnostics` defines them; fold results recorded before the bulk / tail
+#: ESS (an ``ess`` of the unsplit raw draws) have none, and their ESS columns are NaN.
 SAMPLER_DIAGNOSTICS = {
     **{f"rhat_{q}": f"{q}.rhat" for q in ("u", "g", "eta", "n_gamma")},
     "rhat_probe": "probe_probability.max_rhat",
-    **{f"ess_{q}": f"{q}.ess" for q in ("u", "g", "eta", "n_gamma")},
-    "ess_probe": "probe_probability.min_ess",
+    **{f"ess_{kind}_{q}": f"{q}.ess_{kind}" for kind in ("bulk", "tail")
+       for q in ("u", "g", "eta", "n_gamma")},
+    "ess_bulk_probe": "probe_probability.min_ess_bulk",
+    "ess_tail_probe": "probe_probability.min_ess_tail",
 }
 
 

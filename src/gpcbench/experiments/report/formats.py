@@ -150,9 +150,11 @@ def write_summary(experiment: str, spec: dict, summary: pd.DataFrame, out: Path)
     if len(chains):
         diagnostics = chains[["dataset", "label", *sampler]].rename(columns={"label": "method"})
         md += ["\n## Sampler convergence\n",
-               "Medians over the runs of split R-hat and effective sample size (all chains' kept "
-               "draws) of u, g, eta, n_gamma and the predictive probabilities at probe points "
-               "(largest R-hat, smallest ESS); Brooks burn-in: mean over the runs where it is "
-               "defined, and the number of runs where it is not.\n",
+               "Medians over the runs of the rank-normalised split R-hat and the bulk and tail "
+               "effective sample sizes (Vehtari et al. 2021; all chains' kept draws) of u, g, "
+               "eta, n_gamma and the predictive probabilities at probe points (largest R-hat, "
+               "smallest ESS); — where no run recorded them (runs before the bulk / tail ESS, "
+               "whose fold results keep too few draws to recompute it). Brooks burn-in: mean "
+               "over the runs where it is defined, and the number of runs where it is not.\n",
                markdown(text_frame(diagnostics.set_index("dataset").round(2)), "dataset")]
     atomic_write_text(out / "tables" / f"{experiment}_summary.md", "\n".join(md))
