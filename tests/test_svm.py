@@ -52,18 +52,29 @@ def test_dag_decision_on_a_literal_vote_table():
 def test_grid_search_sees_only_the_training_rows(monkeypatch):
     X, y = _three_classes(90)
     X[60:] += 1000.0  # the "test fold": far away, so any use of it is visible
-    seen = []
-    original_fit = DAGSVC.fit
+    gram_inputs, fitted = [], []
+    original_kernel, original_fit = svm.rbf_kernel, DAGSVC.fit
+
+    def recording_kernel(X_gram, gamma):
+        gram_inputs.append((gamma, np.max(np.abs(X_gram))))
+        return original_kernel(X_gram, gamma=gamma)
 
     def recording_fit(self, X_fit, y_fit):
-        seen.append(np.max(np.abs(X_fit)))
+        fitted.append((self.log10_l, X_fit.shape, np.max(np.abs(X_fit))))
         return original_fit(self, X_fit, y_fit)
 
+    monkeypatch.setattr(svm, "rbf_kernel", recording_kernel)
     monkeypatch.setattr(DAGSVC, "fit", recording_fit)
     model = TwoLevelGridSVM(search="C,l", random_state=0).fit(X[:60], y[:60])
-    assert max(seen) < 100
+    # one Gram matrix a width and level, of the training rows, gamma = l / 2
+    widths = np.concatenate([level["log10_l"] for level in model.cv_scores_])
+    assert [gamma for gamma, _ in gram_inputs] == [10.0 ** l / 2 for l in widths]
+    assert len(widths) == 7 + 9 and max(largest for _, largest in gram_inputs) < 100
     assert model.cv_fits_ == 5 * (7 * 7 + 9 * 9)
-    assert len(seen) == model.cv_fits_ + 2 + 1  # + refits of both searches + final model
+    assert len(fitted) == model.cv_fits_ + 1  # + the final model
+    # CV fits: 48 of the 60 rows (a fold's training rows of the Gram matrix); final: raw rows
+    assert all(log10_l is None and shape == (48, 48) for log10_l, shape, _ in fitted[:-1])
+    assert fitted[-1][0] is not None and fitted[-1][1] == (60, 2) and fitted[-1][2] < 100
 
 
 @pytest.mark.parametrize("search", ["l", "C,l"])

@@ -10,15 +10,28 @@
   gpcbench.experiments.methods.svm); C by the same two-level search.
 * Multiclass: DAGSVM (Platt, Cristianini & Shawe-Taylor 2000) over scikit-learn's pairwise
   (one-vs-one) SVCs.
+
+The search computes each width's Gram matrix once, on the rows it is given, and every CV fit at
+that width (every C, every fold) indexes it: K[train][:, train] to train, K[val][:, train] to
+score, with SVC(kernel="precomputed"). This is the computation of refitting SVC(kernel="rbf")
+from the raw inputs at every grid point and fold (the form before, kept as the reference in
+tests/test_svm_search.py and benchmarks/bench_svm_search.py) but for the kernel's rounding: the
+Gram matrix is scikit-learn's rbf_kernel (|x|^2 + |x'|^2 - 2 x'x' by BLAS), SVC's own kernel the
+same expansion summed in a loop when training and sum (x - x')^2 when predicting. That test finds
+every validation accuracy, hence every choice (tie-breaking included) and prediction, unchanged.
+The chosen (C, l) is refitted from the raw inputs, as before. Every SVC's kernel cache holds its
+whole problem (:func:`kernel_cache_mb`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, check_X_y
 
 COARSE_LOG10_C = np.arange(0.0, 3.0 + 1e-9, 0.5)      # K&G footnote 14
 COARSE_LOG10_L = np.arange(-3.0, 0.0 + 1e-9, 0.5)     # K&G footnote 15
@@ -29,6 +42,46 @@ HARD_MARGIN_C = 1e6
 def fine_grid(best_log10: float) -> np.ndarray:
     """log10 values -0.4, -0.3, .., +0.4 around the best coarse value (K&G footnotes 14-15)."""
     return np.round(best_log10 + FINE_OFFSETS, 10)
+
+
+def rbf_gamma(log10_l: float) -> float:
+    """scikit-learn's ``gamma`` of K&G's kernel, exp(-l/2 d^2) = exp(-gamma d^2), d = ||x - x'||.
+
+    Parameters
+    ----------
+    log10_l : float
+        log10 of the inverse squared lengthscale l.
+
+    Returns
+    -------
+    float
+        gamma = l / 2.
+    """
+    return 10.0 ** log10_l / 2.0
+
+
+def kernel_cache_mb(n: int) -> float:
+    """Kernel cache (MB) that holds every column of an SVC problem of ``n`` rows.
+
+    scikit-learn's LIBSVM (svm.cpp, class Cache) keeps columns of Q_ij = y_i y_j K(x_i, x_j) as
+    4-byte floats, plus a 32-byte header a row, and recomputes an evicted column when the solver
+    needs it again; scikit-learn's default cache, 200 MB, is under the n^2 floats of n > 7,200
+    rows. The cache is allocated column by column as the solver asks, so a small problem uses
+    little of it; the size does not change the solution. At n = 20,000 (ZDJ's Adult2, the
+    largest problem a configured SVM fits) it is 1.5 GB, under one n x n float64 matrix, of
+    which a fold job's memory request holds two (workflow/rules/resources.smk).
+
+    Parameters
+    ----------
+    n : int
+        Training rows of the SVC (for a multiclass SVC, the largest pairwise problem is smaller).
+
+    Returns
+    -------
+    float
+        ``cache_size`` for :class:`sklearn.svm.SVC`.
+    """
+    return (4.0 * n * n + 32.0 * n) / 2**20 + 1.0
 
 
 class DAGSVC(ClassifierMixin, BaseEstimator):
@@ -53,14 +106,16 @@ class DAGSVC(ClassifierMixin, BaseEstimator):
         self.C = C
         self.log10_l = log10_l
 
-    def _svc(self):
+    def _svc(self, n):
+        cache = kernel_cache_mb(n)
         if self.log10_l is None:
-            return SVC(C=self.C, kernel="precomputed", decision_function_shape="ovo")
-        gamma = 10.0 ** self.log10_l / 2.0  # exp(-l/2 d^2) = exp(-gamma d^2)
-        return SVC(C=self.C, kernel="rbf", gamma=gamma, decision_function_shape="ovo")
+            return SVC(C=self.C, kernel="precomputed", decision_function_shape="ovo",
+                       cache_size=cache)
+        return SVC(C=self.C, kernel="rbf", gamma=rbf_gamma(self.log10_l),
+                   decision_function_shape="ovo", cache_size=cache)
 
     def fit(self, X, y):
-        self.svc_ = self._svc().fit(X, y)
+        self.svc_ = self._svc(len(y)).fit(X, y)
         self.classes_ = self.svc_.classes_
         return self
 
@@ -108,6 +163,11 @@ def dag_decision(ovo_decision: np.ndarray, J: int) -> np.ndarray:
 class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
     """DAGSVC with C and/or l chosen by K&G's two-level 5-fold grid search.
 
+    Each grid point is scored as scikit-learn's GridSearchCV scored it before (mean accuracy
+    over the stratified folds) and the best is, as there, the first of the highest mean score in
+    its candidate order, C outer and l inner: among ties the smallest C, then the smallest l.
+    Every width's Gram matrix is computed once per level (:meth:`_width_scores`).
+
     Parameters
     ----------
     search : {"C,l", "l", "C"}
@@ -117,7 +177,7 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
     random_state : int or None
         Seeds the CV fold shuffling.
     n_jobs : int
-        joblib workers for the grid search (bounded by the job's threads).
+        Threads fitting the CV folds of one width (bounded by the job's threads).
 
     Attributes
     ----------
@@ -125,6 +185,10 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
         Chosen ``C`` and ``log10_l``.
     hyperparameters_ : dict
         ``{"log10_C": .., "log10_l": ..}`` as recorded in the fold result.
+    cv_scores_ : list of dict
+        The coarse and the fine level: ``"log10_C"`` and ``"log10_l"`` (the grids searched,
+        None for a parameter not searched) and ``"scores"``, the validation accuracy of every
+        (C, l, fold), shape (C grid, l grid, ``cv_folds``).
     cv_fits_ : int
         Number of SVMs trained during the search.
     """
@@ -145,24 +209,53 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
         return grid
 
     def _search(self, X, y, log10_grid):
-        base = DAGSVC(C=HARD_MARGIN_C, log10_l=None if self.search == "C" else 0.0)
-        params = {}
-        if "C" in log10_grid:
-            params["C"] = list(10.0 ** log10_grid["C"])
-        if "l" in log10_grid:
-            params["log10_l"] = list(log10_grid["l"])
+        """One level of the search: the best (log10 C, log10 l) on ``log10_grid``.
+
+        Returns ``{"C": log10 C or None, "l": log10 l or None}``; None for a parameter the
+        search does not vary (C = 1e6 for the hard margin, no width for a precomputed kernel).
+        """
+        log10_C, log10_l = log10_grid.get("C"), log10_grid.get("l")
+        Cs = [HARD_MARGIN_C] if log10_C is None else list(10.0 ** log10_C)
+        widths = [None] if log10_l is None else list(log10_l)
         cv = StratifiedKFold(self.cv_folds, shuffle=True, random_state=self.random_state)
-        search = GridSearchCV(base, params, cv=cv, n_jobs=self.n_jobs, error_score="raise")
-        search.fit(X, y)
-        best = search.best_params_
-        self.cv_fits_ += self.cv_folds * len(search.cv_results_["params"])
-        return {"C": np.log10(best["C"]) if "C" in best else None,
-                "l": best.get("log10_l")}, search.best_estimator_
+        folds = list(cv.split(X, y))
+        scores = np.empty((len(Cs), len(widths), len(folds)))
+        for j, width in enumerate(widths):
+            scores[:, j, :] = self._width_scores(X, y, width, Cs, folds)
+        self.cv_scores_.append({"log10_C": log10_C, "log10_l": log10_l, "scores": scores})
+        self.cv_fits_ += scores.size
+        # GridSearchCV's mean over the folds (np.average) and its choice, the lowest rank of
+        # rankdata(-mean, "min"): the first maximum in its candidate order, C outer, l inner
+        means = np.average(scores.reshape(-1, len(folds)), axis=1)
+        i, j = divmod(int(np.argmax(means)), len(widths))
+        return {"C": None if log10_C is None else np.log10(Cs[i]), "l": widths[j]}
+
+    def _width_scores(self, X, y, log10_l, Cs, folds):
+        """Validation accuracy, shape (len(Cs), len(folds)), at one width.
+
+        The Gram matrix of the n search rows is computed once (X itself for a precomputed
+        kernel, else scikit-learn's rbf_kernel with the gamma that SVC(kernel="rbf") gets from
+        :func:`rbf_gamma`) and every fold and C indexes it. (K&G eq. 13's
+        ``Covariance(1, 0, 0, l).signal(X)`` is the same kernel, but its distance loop takes
+        12-15 s at Adult's 6,000 x 123 inputs against rbf_kernel's 0.6-1.1 s.)
+
+        Memory: one width at a time, its n x n float64 Gram matrix and, per thread, one fold's
+        slices (0.8 n^2 float64 with 5 folds) and SVC's cache of the fold (0.64 n^2 floats):
+        about 17 n^2 bytes, 0.6 GB at n = 6,000, the largest search the config runs (Adult1;
+        Adult2's subset). A fold job's memory request is mem_mb + 16 n^2 bytes (two n x n
+        float64 matrices, workflow/rules/resources.smk).
+        """
+        K = X if log10_l is None else rbf_kernel(X, gamma=rbf_gamma(log10_l))
+        per_fold = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fold_scores)(K, y, train, val, Cs) for train, val in folds)
+        return np.array(per_fold).T
 
     def fit(self, X, y):
+        X, y = check_X_y(X, y)
         self.cv_fits_ = 0
-        coarse, _ = self._search(X, y, self._grids())
-        fine, _ = self._search(X, y, self._grids(coarse))
+        self.cv_scores_ = []
+        coarse = self._search(X, y, self._grids())
+        fine = self._search(X, y, self._grids(coarse))
         C = HARD_MARGIN_C if fine["C"] is None else 10.0 ** fine["C"]
         log10_l = None if self.search == "C" else fine["l"]
         self.model_ = clone(DAGSVC(C=C, log10_l=log10_l)).fit(X, y)
@@ -175,6 +268,16 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self, "model_")
         return self.model_.predict(X)
+
+
+def _fold_scores(K, y, train, val, Cs):
+    """Validation accuracy of the precomputed-kernel DAGSVC at each C on one CV fold of the
+    Gram matrix K: trained on K[train][:, train], scored on K[val][:, train]. The accuracy is
+    the fraction of validation rows classified right, k / m, as ClassifierMixin.score (the score
+    GridSearchCV takes) computes it, without its input checks."""
+    K_train, K_val = K[np.ix_(train, train)], K[np.ix_(val, train)]
+    return [np.mean(DAGSVC(C=C, log10_l=None).fit(K_train, y[train]).predict(K_val) == y[val])
+            for C in Cs]
 
 
 class KernelSVM(ClassifierMixin, BaseEstimator):

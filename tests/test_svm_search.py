@@ -1,0 +1,173 @@
+"""The SVM grid search that reuses each width's Gram matrix against a literal reference: the
+search as it was, scikit-learn's GridSearchCV refitting SVC(kernel="rbf") from the raw inputs
+at every (C, l) and fold. On every case: the same (C, l), the same validation accuracy at every
+grid point and fold (to 1e-12; accuracies are multiples of 1 / fold size, so equal to 1e-12 is
+equal), hence the same tie-breaking, and the same test predictions and decision values."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.svm import SVC
+
+from gpcbench.baselines.svm import DAGSVC, HARD_MARGIN_C, TwoLevelGridSVM, kernel_cache_mb
+from gpcbench.covariance import Covariance
+
+
+# --- the reference: the search before Gram matrices were reused, copied unchanged ------------
+
+class ReferenceDAGSVC(DAGSVC):
+    """DAGSVC as it was: scikit-learn's default 200 MB kernel cache."""
+
+    def _svc(self, n):
+        if self.log10_l is None:
+            return SVC(C=self.C, kernel="precomputed", decision_function_shape="ovo")
+        gamma = 10.0 ** self.log10_l / 2.0  # exp(-l/2 d^2) = exp(-gamma d^2)
+        return SVC(C=self.C, kernel="rbf", gamma=gamma, decision_function_shape="ovo")
+
+
+class ReferenceGridSVM(TwoLevelGridSVM):
+    """TwoLevelGridSVM as it was: GridSearchCV refits every (C, l) from the raw inputs."""
+
+    def _search(self, X, y, log10_grid):
+        base = ReferenceDAGSVC(C=HARD_MARGIN_C, log10_l=None if self.search == "C" else 0.0)
+        params = {}
+        if "C" in log10_grid:
+            params["C"] = list(10.0 ** log10_grid["C"])
+        if "l" in log10_grid:
+            params["log10_l"] = list(log10_grid["l"])
+        cv = StratifiedKFold(self.cv_folds, shuffle=True, random_state=self.random_state)
+        search = GridSearchCV(base, params, cv=cv, n_jobs=self.n_jobs, error_score="raise")
+        search.fit(X, y)
+        best = search.best_params_
+        self.cv_fits_ += self.cv_folds * len(search.cv_results_["params"])
+        self.searches_.append(search)
+        return {"C": np.log10(best["C"]) if "C" in best else None,
+                "l": best.get("log10_l")}, search.best_estimator_
+
+    def fit(self, X, y):
+        self.cv_fits_ = 0
+        self.searches_ = []
+        coarse, _ = self._search(X, y, self._grids())
+        fine, _ = self._search(X, y, self._grids(coarse))
+        C = HARD_MARGIN_C if fine["C"] is None else 10.0 ** fine["C"]
+        log10_l = None if self.search == "C" else fine["l"]
+        self.model_ = clone(ReferenceDAGSVC(C=C, log10_l=log10_l)).fit(X, y)
+        self.classes_ = self.model_.classes_
+        self.best_params_ = {"C": C, "log10_l": log10_l}
+        self.hyperparameters_ = {"log10_C": float(np.log10(C)),
+                                 **({} if log10_l is None else {"log10_l": float(log10_l)})}
+        return self
+
+
+# --- cases: synthetic and real (scikit-learn's bundled data), train / test halves -------------
+
+def _standardised(X_train, X_test):
+    mean, sd = X_train.mean(axis=0), X_train.std(axis=0)
+    return (X_train - mean) / sd, (X_test - mean) / sd
+
+
+def _halves(X, y, seed):
+    order = np.random.default_rng(seed).permutation(len(y))
+    train, test = order[: len(y) // 2], order[len(y) // 2:]
+    return (*_standardised(X[train], X[test]), y[train], y[test])
+
+
+def _two_classes(seed=2, shift=1.2):
+    rng = np.random.default_rng(seed)
+    y = np.arange(160) % 2
+    return _halves(rng.normal(size=(160, 2)) + shift * y[:, None], y, seed)
+
+
+def _three_classes(seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(180) % 3
+    centres = np.array([[0, 0], [2.0, 0.5], [0.5, 2.0]])
+    return _halves(centres[y] + rng.normal(scale=0.9, size=(180, 2)), y, seed)
+
+
+def _separable(seed=4):
+    """Two far-apart blobs: every grid point scores 1 on every fold, all of them tie."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(80) % 2
+    return _halves(rng.normal(size=(80, 3)) + 8.0 * y[:, None], y, seed)
+
+
+def _bundled(loader, rows=None, seed=1):
+    X, y = loader(return_X_y=True)
+    if rows is not None:
+        keep = np.sort(np.random.default_rng(seed).choice(len(y), rows, replace=False))
+        X, y = X[keep], y[keep]
+    return _halves(X.astype(float), y, seed)
+
+
+CASES = {
+    "two-classes C,l": (_two_classes, "C,l"),
+    "three-classes C,l (DAG)": (_three_classes, "C,l"),
+    "two-classes l (hard margin)": (lambda: _two_classes(shift=2.5), "l"),
+    "separable C,l (all tie)": (_separable, "C,l"),
+    "iris C,l (DAG)": (lambda: _bundled(load_iris), "C,l"),
+    "wine C,l (DAG)": (lambda: _bundled(load_wine), "C,l"),
+    "breast-cancer C,l": (lambda: _bundled(load_breast_cancer, rows=300), "C,l"),
+}
+
+
+def _compare(new, reference):
+    """Every level's validation accuracy at every (C, l, fold), new against GridSearchCV's."""
+    assert len(new.cv_scores_) == len(reference.searches_) == 2
+    for level, search in zip(new.cv_scores_, reference.searches_):
+        scores = level["scores"]
+        folds = scores.shape[-1]
+        split = np.column_stack([search.cv_results_[f"split{k}_test_score"]
+                                 for k in range(folds)])
+        assert np.max(np.abs(scores.reshape(-1, folds) - split)) <= 1e-12
+        means = np.average(scores.reshape(-1, folds), axis=1)
+        assert np.max(np.abs(means - search.cv_results_["mean_test_score"])) <= 1e-12
+        assert int(np.argmax(means)) == search.best_index_
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_reused_gram_search_chooses_and_predicts_as_the_raw_input_search(case):
+    make, search = CASES[case]
+    X, X_test, y, _ = make()
+    new = TwoLevelGridSVM(search=search, random_state=20061201).fit(X, y)
+    reference = ReferenceGridSVM(search=search, random_state=20061201).fit(X, y)
+    assert new.hyperparameters_ == reference.hyperparameters_
+    assert new.best_params_ == reference.best_params_
+    assert new.cv_fits_ == reference.cv_fits_ == 5 * ((7 * 7 + 9 * 9) if search == "C,l" else 16)
+    _compare(new, reference)
+    assert np.array_equal(new.predict(X_test), reference.predict(X_test))
+    # the final SVC, refitted from the raw inputs with a problem-sized cache, is the same SVC
+    assert np.array_equal(new.model_.decision_function(X_test),
+                          reference.model_.decision_function(X_test))
+
+
+def test_precomputed_kernel_search_chooses_as_the_reference():
+    """SVM-EP(s,soft)'s search over C alone on a given kernel matrix."""
+    X, X_test, y, _ = _two_classes(seed=5)
+    kernel = Covariance(1.3, 0.2, 0.0, 0.7)
+    K, K_test = kernel(X, X), kernel(X_test, X)
+    new = TwoLevelGridSVM(search="C", random_state=3).fit(K, y)
+    reference = ReferenceGridSVM(search="C", random_state=3).fit(K, y)
+    assert new.hyperparameters_ == reference.hyperparameters_
+    _compare(new, reference)
+    assert np.array_equal(new.predict(K_test), reference.predict(K_test))
+
+
+def test_ties_go_to_the_smallest_C_then_the_smallest_width():
+    """On separable data every grid point ties at accuracy 1; GridSearchCV's choice (and ours)
+    is its first candidate: the smallest C, then the smallest l, at both levels."""
+    X, _, y, _ = _separable()
+    model = TwoLevelGridSVM(search="C,l", random_state=0).fit(X, y)
+    assert all(np.all(level["scores"] == 1.0) for level in model.cv_scores_)
+    assert model.hyperparameters_ == {"log10_C": -0.4, "log10_l": -3.4}
+
+
+def test_kernel_cache_holds_the_whole_problem():
+    # n^2 4-byte floats and a 32-byte header a row, in MB, + 1 MB
+    for n in (80, 4_800, 20_000):
+        assert 4 * n**2 + 32 * n < kernel_cache_mb(n) * 2**20 <= 4 * n**2 + 32 * n + 2**20
+    assert kernel_cache_mb(20_000) == pytest.approx(1527.5, abs=0.1)
+    model = DAGSVC(C=2.0, log10_l=-1.0).fit(*_two_classes()[::2])
+    assert model.svc_.cache_size == kernel_cache_mb(80)
