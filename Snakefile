@@ -10,7 +10,8 @@ from snakemake.utils import min_version
 
 from gpcbench.config import ConfigError, read_config_file
 from gpcbench.provenance import RUN_COMMIT_VARIABLE, working_tree_commit
-from gpcbench.workflow import clear_stale_locks
+from gpcbench.watchdog import VARIABLE as WATCHED_PROCESS, ProcessId
+from gpcbench.workflow import clear_stale_locks, remove_damaged_datasets
 
 min_version("9.0")
 
@@ -27,12 +28,15 @@ if not workflow.overwrite_configfiles:
 # the papers' protocol, .test/<name> for smoke and test configs.
 workdir: os.path.join(REPO, config.get("workdir", "."))
 
+# Fold jobs die with the Snakemake process that runs them: this one, which may be a cluster
+# job step's on a compute node (gpcbench.watchdog).
+os.environ[WATCHED_PROCESS] = str(ProcessId.of())
 if workflow.is_main_process:
-    # Fold jobs die with this process (they watch its pid), and record the commit the run
-    # started from (report jobs writing reports/ later must not make them '+dirty').
-    os.environ["GPCBENCH_SNAKEMAKE_PID"] = str(os.getpid())
+    # Jobs record the commit the run started from (report jobs writing reports/ later must
+    # not make them '+dirty'); cluster jobs inherit it through the job's environment.
     os.environ[RUN_COMMIT_VARIABLE] = working_tree_commit(REPO)
     clear_stale_locks(".snakemake")
+    remove_damaged_datasets("data/processed")
 
 
 report: "workflow/report/workflow.rst"

@@ -18,9 +18,10 @@ from gpcbench.data.dataset import Dataset, save_dataset
 from gpcbench.experiments import registry
 from gpcbench.experiments.aggregate import collect_folds, summarise
 from gpcbench.experiments.registry import MethodSpec
-from gpcbench.experiments.run_fold import (MAX_WARNINGS, PARENT_VARIABLE, DivergenceError,
-                                           run_fold)
+from gpcbench.experiments.run_fold import MAX_WARNINGS, DivergenceError, run_fold
 from gpcbench.io import atomic_write_json
+from gpcbench.watchdog import VARIABLE as WATCHED
+from gpcbench.watchdog import ProcessId
 
 
 class Scripted(ClassifierMixin, BaseEstimator):
@@ -208,7 +209,7 @@ def _cli_run_fold(directory, method):
 
 def test_run_fold_logs_start_progress_and_end_to_stderr(fold_inputs, capfd, monkeypatch):
     """The forked fit's progress lines reach stderr (the fold's log) between the job's own."""
-    monkeypatch.delenv(PARENT_VARIABLE, raising=False)
+    monkeypatch.delenv(WATCHED, raising=False)
     assert _cli_run_fold(fold_inputs, "scripted-progress") == 0
     lines = capfd.readouterr().err.splitlines()
     wanted = ["gpcbench.experiments.run_fold start: experiment e, entry toy, "
@@ -222,11 +223,34 @@ def test_cli_exits_3_writing_nothing_when_snakemake_is_gone(fold_inputs, monkeyp
     gone = subprocess.Popen(["sleep", "30"])  # plays the killed Snakemake process
     gone.kill()
     gone.wait()
-    monkeypatch.setenv(PARENT_VARIABLE, str(gone.pid))
+    monkeypatch.setenv(WATCHED, str(ProcessId.of(gone.pid)))
     start = time.monotonic()
     with pytest.raises(SystemExit) as stopped:
         _cli_run_fold(fold_inputs, "scripted-hang")
     assert stopped.value.code == 3 and time.monotonic() - start < 10
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"gpcbench run-fold: error: Snakemake (pid {gone.pid}) is gone; fold job stopped")
+        f"gpcbench run-fold: error: Snakemake (pid {gone.pid} on {ProcessId.of().host}) is gone; "
+        "fold job stopped")
     assert not (fold_inputs / "out.json").exists()
+
+
+PEAK_OF_A_CHILD = """
+import multiprocessing, numpy as np
+from gpcbench.experiments.run_fold import peak_rss_mb
+def use(mb): np.ones(int(mb * 2**20 / 8)).sum()
+child = multiprocessing.get_context("fork").Process(target=use, args=({mb},))
+child.start(); child.join()
+print(peak_rss_mb())
+"""
+
+
+def test_peak_memory_counts_the_fit_process():
+    """A fold job's recorded peak memory covers its fit child's: a fit touching 400 MB records
+    at least 400 MB, and at most 400 MB (and allocator slack) more than a fit touching none."""
+    import subprocess
+    import sys
+
+    peaks = [float(subprocess.run([sys.executable, "-c", PEAK_OF_A_CHILD.format(mb=mb)],
+                                  capture_output=True, text=True, check=True).stdout)
+             for mb in (0, 400)]
+    assert 400 <= peaks[1] <= peaks[0] + 420, peaks

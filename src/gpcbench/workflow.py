@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import re
+import sys
 from pathlib import Path
 
-from gpcbench.provenance import module_source
+from gpcbench.io import sha256_file
+from gpcbench.provenance import imported_modules, module_source
 
-DATA_MODULES = (
-    "gpcbench.data.dataset",
-    "gpcbench.data.preprocess",
-    "gpcbench.data.builders_common",
-    "gpcbench.data.builders_uci",
-    "gpcbench.data.builders_binary",
-    "gpcbench.data.readers",
-    "gpcbench.data.readers_common",
-    "gpcbench.data.readers_r",
-    "gpcbench.data.readers_text",
-    "gpcbench.data.readers_keel",
-    "gpcbench.data.readers_arrays",
-    "gpcbench.data.generators",
-)
+#: What ``gpcbench preprocess`` runs; the registry is hashed by the entries a data set uses
+#: (adding a data set to it rebuilds no other).
+PREPROCESS_MODULE = "gpcbench.data.preprocess"
+REGISTRY_MODULE = "gpcbench.data.registry"
 
 
 #: Held (flock) by the Snakemake process running this workflow in a directory, until it exits,
@@ -48,18 +41,47 @@ def clear_stale_locks(state_dir: str | Path = ".snakemake") -> bool:
     return True
 
 
+def data_modules() -> list[str]:
+    """The gpcbench modules a processed data set depends on, from the import graph of the
+    preprocessing entry point (readers, builders, generators and what they import, e.g. the
+    covariance functions a generator samples from), but the registry module itself."""
+    return [module for module in imported_modules(PREPROCESS_MODULE) if module != REGISTRY_MODULE]
+
+
 def data_code_hash(dataset: str) -> str:
-    """Hash of what one processed data set depends on: the preprocessing modules and its own
+    """Hash of what one processed data set depends on: :func:`data_modules` and its own
     registry entries (so adding a data set to the registry reruns nothing else)."""
     from gpcbench.data.registry import RAW_SETS, dataset_spec, raw_sets_for
 
     digest = hashlib.sha256()
-    for module in DATA_MODULES:
-        digest.update(module_source(module))
+    for module in data_modules():
+        digest.update(module.encode() + b"\0" + module_source(module))
     digest.update(repr(dataset_spec(dataset)).encode())
     for raw in raw_sets_for(dataset):
         digest.update(repr(RAW_SETS[raw]).encode())
     return digest.hexdigest()[:16]
+
+
+def remove_damaged_datasets(directory: str | Path) -> list[Path]:
+    """Remove every processed data set in ``directory`` whose ``.npz`` does not match the
+    SHA-256 its ``.json`` records (cut short, overwritten) or whose ``.json`` is unreadable,
+    saying so in one line each on stderr, so that this run rebuilds it. Returns the ``.npz``
+    paths removed."""
+    removed = []
+    for meta in sorted(Path(directory).glob("*.json")):
+        npz = meta.with_suffix(".npz")
+        try:
+            recorded = json.loads(meta.read_text()).get("npz_sha256")
+        except (ValueError, AttributeError):
+            recorded = "unreadable"
+        if recorded is None or not npz.is_file() or sha256_file(npz) == recorded:
+            continue  # made before files were hashed, or missing: Snakemake rebuilds it anyway
+        print(f"gpcbench: {npz} does not match the SHA-256 recorded in {meta}; rebuilding it",
+              file=sys.stderr)
+        npz.unlink()
+        meta.unlink()
+        removed.append(npz)
+    return removed
 
 
 def published_hash(directory: str | Path, files=None) -> str:
@@ -117,7 +139,8 @@ def report_config(config: dict, kind: str, name: str = "") -> dict:
 
 def report_outputs(config: dict, kind: str = "all") -> list[str]:
     """Files the report rules write (`all` needs every one): per config table (rule table),
-    per experiment (summary), per config figure (figure), and the overview (report)."""
+    per experiment (summary), per config figure (figure), the overview (report) and the
+    measured fold costs (fold_costs)."""
     tables = []
     for name in sorted(config["tables"]):
         tables += [f"reports/tables/{name}.{ext}" for ext in ("md", "csv", "tex")]
@@ -131,4 +154,4 @@ def report_outputs(config: dict, kind: str = "all") -> list[str]:
         return tables
     if kind == "figures":
         return figures
-    return [*tables, *figures, "reports/index.md"]
+    return [*tables, *figures, "reports/fold_costs.csv", "reports/index.md"]

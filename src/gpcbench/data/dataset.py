@@ -7,8 +7,12 @@ On disk a processed data set is two files written side by side by the preprocess
     ``feature_types`` (``"continuous"`` or ``"discrete"`` per column, K&G eq. 14
     treats discrete features by 1 - delta), ``class_names``.
 ``<name>.json``
-    provenance: source used, package/URL and version, SHA-256 of the raw files and of the
-    ``.npz``, rows, columns, class counts and every transformation applied.
+    provenance: source used, package/URL and version, SHA-256 of the raw files, of the data
+    set's content (``sha256``) and of the ``.npz`` file (``npz_sha256``), rows, columns, class
+    counts and every transformation applied.
+
+Reading one checks its content against the recorded ``sha256``: a damaged file is an error
+naming it, never data.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +29,10 @@ import numpy as np
 from gpcbench.io import atomic_write_bytes, atomic_write_json
 
 FEATURE_TYPES = ("continuous", "discrete")
+
+
+class DamagedDataError(ValueError):
+    """A processed data set's file is unreadable or differs from what its provenance records."""
 
 
 @dataclass
@@ -83,6 +92,7 @@ def save_dataset(dataset: Dataset, npz_path: Path, json_path: Path) -> dict:
         feature_names=list(dataset.feature_names),
         feature_types=list(dataset.feature_types),
         sha256=content_sha256(dataset),
+        npz_sha256=hashlib.sha256(payload).hexdigest(),
     )
     atomic_write_bytes(Path(npz_path), payload)
     atomic_write_json(Path(json_path), provenance)
@@ -104,17 +114,33 @@ def content_sha256(dataset: Dataset) -> str:
 
 
 def load_dataset(npz_path: Path) -> Dataset:
-    """Read a processed data set (and its provenance from the ``.json`` beside it)."""
+    """Read a processed data set (and its provenance from the ``.json`` beside it).
+
+    Raises
+    ------
+    DamagedDataError
+        The ``.npz`` cannot be read, or its content's SHA-256 differs from the one its
+        ``.json`` records; the message names the file and how to rebuild it.
+    """
     npz_path = Path(npz_path)
-    with np.load(npz_path, allow_pickle=False) as f:
-        arrays = {k: f[k] for k in f.files}
+    rebuild = "rerun the pipeline to rebuild it"
+    try:
+        with np.load(npz_path, allow_pickle=False) as f:
+            arrays = {k: f[k] for k in f.files}
+        dataset = Dataset(
+            X=arrays["X"],
+            y=arrays["y"],
+            feature_names=[str(s) for s in arrays["feature_names"]],
+            feature_types=[str(s) for s in arrays["feature_types"]],
+            class_names=[str(s) for s in arrays["class_names"]],
+        )
+    except (zipfile.BadZipFile, EOFError, KeyError, ValueError) as exc:
+        raise DamagedDataError(f"{npz_path} is damaged ({type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''}); {rebuild}") from None
     json_path = npz_path.with_suffix(".json")
-    provenance = json.loads(json_path.read_text()) if json_path.exists() else {}
-    return Dataset(
-        X=arrays["X"],
-        y=arrays["y"],
-        feature_names=[str(s) for s in arrays["feature_names"]],
-        feature_types=[str(s) for s in arrays["feature_types"]],
-        class_names=[str(s) for s in arrays["class_names"]],
-        provenance=provenance,
-    )
+    dataset.provenance = json.loads(json_path.read_text()) if json_path.exists() else {}
+    recorded = dataset.provenance.get("sha256")
+    if recorded and content_sha256(dataset) != recorded:
+        raise DamagedDataError(f"{npz_path} does not match the SHA-256 recorded in {json_path}; "
+                               f"{rebuild}")
+    return dataset

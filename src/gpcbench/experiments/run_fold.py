@@ -12,7 +12,7 @@ import ctypes
 import json
 import logging
 import multiprocessing
-import os
+import resource
 import signal
 import time
 import traceback
@@ -29,12 +29,11 @@ from gpcbench.experiments.metrics import fold_metrics
 from gpcbench.experiments.registry import FitContext, method_spec
 from gpcbench.io import atomic_write_json, json_safe, sha256_file
 from gpcbench.provenance import git_commit, host, package_versions
+from gpcbench.watchdog import watched_process
 
 log = logging.getLogger(__name__)
 
 STATUSES = ("ok", "failed", "diverged", "timeout")
-#: Set by the Snakefile: the pid of the Snakemake process whose job this fold is.
-PARENT_VARIABLE = "GPCBENCH_SNAKEMAKE_PID"
 POLL_SECONDS = 1.0
 PR_SET_PDEATHSIG = 1
 #: At most this many distinct warnings of each kind (convergence, other) per fold record,
@@ -44,7 +43,7 @@ WARNING_CHARS = 300
 
 
 class OrphanedError(RuntimeError):
-    """The Snakemake process that started this fold job is gone (killed): stop, write nothing."""
+    """The Snakemake process that runs this fold job is gone (killed): stop, write nothing."""
 
 
 class DivergenceError(ArithmeticError):
@@ -150,33 +149,29 @@ def _die_with_parent() -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
-    """The process exists and is not a zombie (killed, not yet reaped by its parent)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):  # no /proc: kill(pid, 0) is all there is
-        return True
-
-
 def _wait(parent, time_limit: float) -> bool:
     """Whether the fit's answer arrived within ``time_limit``; raises OrphanedError as soon as
-    the Snakemake process named by GPCBENCH_SNAKEMAKE_PID is gone."""
-    watched = os.environ.get(PARENT_VARIABLE)
-    if not watched:
+    the Snakemake process this job watches (:func:`~gpcbench.watchdog.watched_process`) is
+    gone."""
+    watched = watched_process()
+    if watched is None:
         return parent.poll(time_limit)
     deadline = time.monotonic() + time_limit
     while not parent.poll(min(POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
-        if not _alive(int(watched)):
-            raise OrphanedError(f"Snakemake (pid {watched}) is gone; fold job stopped")
+        if not watched.alive():
+            raise OrphanedError(f"Snakemake (pid {watched.pid} on {watched.host}) is gone; "
+                                "fold job stopped")
         if time.monotonic() >= deadline:
             return False
     return True
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory (MB) of this process and of its largest finished child (the fit):
+    what a scheduler must grant the fold job (Linux reports KiB)."""
+    peak_kib = max(resource.getrusage(who).ru_maxrss
+                   for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return round(peak_kib / 1024, 1)
 
 
 def _child(conn, threads, args):
@@ -241,7 +236,7 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
 
     Logs a start line and an end line (status, fit seconds) to the ``gpcbench`` logger, and
     each recorded warning of the fit at WARNING level. Raises OrphanedError, writing nothing,
-    when the Snakemake process named by GPCBENCH_SNAKEMAKE_PID is gone.
+    when the Snakemake process this job watches is gone (see :mod:`gpcbench.watchdog`).
     """
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     data = load_dataset(data_path)
@@ -259,6 +254,7 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
              dataset_id, method, fold, train.size)
     args = (method, ctx, X_train, data.y[train], X_test, len(data.class_names))
     status, outcome = run_isolated(args, threads, time_limit)
+    peak_mb = peak_rss_mb()
     record = {
         "experiment": experiment, "dataset": dataset_id, "method": method,
         "label": method_spec(method).label, "fold": fold, "seed": seed, "status": status,
@@ -268,7 +264,7 @@ def run_fold(*, experiment: str, dataset_id: str, method: str, fold: int, data_p
             "data": str(data_path), "data_sha256": data.provenance.get("sha256"),
             "splits_sha256": sha256_file(splits_path), "code_hash": code_hash,
             "packages": package_versions(), "git_commit": git_commit(), "host": host(),
-            "started": started, "threads": threads,
+            "started": started, "threads": threads, "peak_rss_mb": peak_mb,
         },
     }
     if status == "ok":
