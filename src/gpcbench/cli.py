@@ -131,6 +131,12 @@ def cmd_restore_folds(args) -> None:
     restore_folds(args.ledger, args.output)
 
 
+def cmd_fold_costs(args) -> None:
+    from gpcbench.experiments.ledger import write_fold_costs
+
+    write_fold_costs(args.folds, Path(args.output))
+
+
 def cmd_status(args) -> None:
     from gpcbench.experiments.status import print_status
 
@@ -217,6 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ledger")
     p.add_argument("output")
     p.set_defaults(func=cmd_restore_folds)
+
+    p = sub.add_parser("fold-costs", help="folds.csv files or ledgers -> the largest wall time "
+                                          "and peak memory per (experiment, entry, method)")
+    p.add_argument("output")
+    p.add_argument("folds", nargs="*", help="folds.csv or reports/results/*.csv.gz")
+    p.set_defaults(func=cmd_fold_costs)
 
     p = sub.add_parser("status", help="per experiment and method: folds in the ledger made by "
                                       "the code at HEAD (current), by other code (stale), missing")

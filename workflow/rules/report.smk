@@ -188,3 +188,16 @@ rule report:
         "{GPCBENCH} report --only overview --config-json {params.config:q}"
         " --code-hashes {params.code:q}"
         " --published {PUBLISHED:q} --out reports --folds {input.folds} --data-meta {input.meta} 2> {log}"
+
+
+# What each fold took (the largest wall time and peak memory of the fold results per
+# experiment, entry and method): the next run's scheduler requests (resources.smk).
+rule fold_costs:
+    input:
+        expand("results/{experiment}/folds.csv", experiment=sorted(EXPERIMENTS)),
+    output:
+        "reports/fold_costs.csv",
+    log:
+        "logs/report/fold_costs.log",
+    shell:
+        "{GPCBENCH} fold-costs {output} {input} 2> {log}"

@@ -16,7 +16,7 @@ FOLD_COLUMNS = [
     "nonfinite_nlpd", "brier", "n_test", "confusion", "n_train", "options", "standardized", "fit_s",
     "predict_s", "cpu_s", "converged", "n_iter", "convergence_warnings", "other_warnings",
     "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
-    "git_commit", "dirty", "packages",
+    "git_commit", "dirty", "packages", "host", "peak_rss_mb",
 ]
 
 
@@ -49,6 +49,7 @@ def fold_row(record: dict) -> dict:
         "code_hash": provenance.get("code_hash"), "git_commit": provenance.get("git_commit"),
         "dirty": str(provenance.get("git_commit") or "").endswith("+dirty"),
         "packages": json.dumps(provenance.get("packages", {}), sort_keys=True),
+        "host": provenance.get("host"), "peak_rss_mb": provenance.get("peak_rss_mb"),
     }
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from gpcbench.config import entry_fold_count, entry_methods, method_options, standardizes
-from gpcbench.io import atomic_write_bytes
+from gpcbench.fold_requests import COLUMNS as FOLD_COST_COLUMNS
+from gpcbench.io import atomic_write_bytes, atomic_write_text
 
 LEDGER_DIR = Path("reports") / "results"
 
@@ -34,6 +35,33 @@ def write_ledger(folds_csv: str, path: str | Path) -> None:
 def restore_folds(ledger: str | Path, output: str | Path) -> None:
     """Write the ``folds.csv`` a ledger was made from (the same bytes)."""
     atomic_write_bytes(Path(output), gzip.decompress(Path(ledger).read_bytes()))
+
+
+def fold_costs(fold_tables) -> pd.DataFrame:
+    """Per (experiment, entry, method) of the fold tables (``folds.csv`` or ledgers): folds,
+    training rows, and the largest wall time of a fit + predict and peak resident memory
+    measured (blank where no row recorded it); what fold jobs ask a scheduler for
+    (:mod:`gpcbench.fold_requests`)."""
+    frames = [pd.read_csv(path, usecols=lambda c: c in {
+        "experiment", "dataset", "method", "n_train", "fit_s", "predict_s", "peak_rss_mb"})
+        for path in fold_tables]
+    folds = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["experiment", "dataset", "method"])
+    folds = folds.reindex(columns=["experiment", "dataset", "method", "n_train", "fit_s",
+                                   "predict_s", "peak_rss_mb"])
+    folds["wall_s"] = folds["fit_s"] + folds["predict_s"].fillna(0)
+    costs = folds.groupby(["experiment", "dataset", "method"], sort=True).agg(
+        folds=("method", "size"), n_train=("n_train", "max"), wall_s_max=("wall_s", "max"),
+        peak_rss_mb_max=("peak_rss_mb", "max")).reset_index()
+    costs["wall_s_max"] = costs["wall_s_max"].round(1)
+    costs["peak_rss_mb_max"] = costs["peak_rss_mb_max"].round(0)
+    return costs.rename(columns={"dataset": "entry"})[list(FOLD_COST_COLUMNS)]
+
+
+def write_fold_costs(fold_tables, output: str | Path) -> None:
+    """:func:`fold_costs` as CSV (atomically, the same bytes for the same rows)."""
+    costs = fold_costs(fold_tables).astype({"n_train": "Int64", "peak_rss_mb_max": "Int64"})
+    atomic_write_text(Path(output), costs.to_csv(index=False))
 
 
 def made_by_head(folds: pd.DataFrame, head_hashes: dict, config: dict | None = None,

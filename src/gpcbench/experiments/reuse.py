@@ -21,7 +21,7 @@ JSON_COLUMNS = ("confusion", "options", "convergence_warnings", "other_warnings"
                 "hyperparameters", "trace", "diagnostics", "packages")
 #: Ledger columns holding text (a hash of digits and one 'e' must not become a number).
 TEXT_COLUMNS = ("experiment", "dataset", "method", "label", "status", "message",
-                "data_sha256", "code_hash", "git_commit")
+                "data_sha256", "code_hash", "git_commit", "host")
 #: Statuses a rerun of the same code on the same inputs reproduces (a timeout depends on the
 #: machine, so a timed-out fold always runs again).
 REPRODUCIBLE_STATUSES = ("ok", "failed", "diverged")
@@ -106,7 +106,8 @@ def record_from_row(row: dict) -> dict:
         "log_evidence": row["log_evidence"],
         "hyperparameters": row["hyperparameters"],
         "provenance": {"data_sha256": row["data_sha256"], "code_hash": row["code_hash"],
-                       "git_commit": row["git_commit"], "packages": row["packages"]},
+                       "git_commit": row["git_commit"], "packages": row["packages"],
+                       "host": row.get("host"), "peak_rss_mb": row.get("peak_rss_mb")},
     }
     parts = {
         "metrics": {key: row[key] for key in ("error", "nlpd", "nonfinite_nlpd", "brier",
