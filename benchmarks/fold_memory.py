@@ -9,10 +9,11 @@ limit cut to ``--time-limit`` seconds: a fold stopped at that limit has allocate
 and n x k matrices by then, so its peak is a lower bound close to the whole fit's (the table
 says which folds were stopped). It prints family, method, entry, n, status, the fold's peak
 resident memory (MB, as the fold record keeps it) and the model's ``mem_mb`` request.
-With ``--update-docs`` the table replaces the one between the markers in docs/cluster.md.
+With ``--update-docs FILE`` the table replaces the one between the markers in FILE
+(docs/cluster.md).
 
 Usage (from the repository root): python benchmarks/fold_memory.py [--config config/config.yaml]
-       [--time-limit 120] [--cores 2] [--families gkm svm ...] [--update-docs]
+       [--time-limit 120] [--cores 2] [--families gkm svm ...] [--update-docs docs/cluster.md]
 """
 
 import argparse
@@ -31,7 +32,6 @@ from gpcbench.fold_requests import FoldRequests
 from gpcbench.provenance import working_tree_commit
 
 WORKDIR = ".test/fold-memory"
-DOCS = Path("docs/cluster.md")
 BEGIN, END = "<!-- fold_memory.py: begin -->", "<!-- fold_memory.py: end -->"
 
 
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--families", nargs="*")
-    parser.add_argument("--update-docs", action="store_true")
+    parser.add_argument("--update-docs", type=Path, metavar="FILE")
     args = parser.parse_args()
     config = read_config_file(args.config)
     picks = largest_per_family(config)
@@ -95,9 +95,9 @@ def main() -> None:
     if args.update_docs:
         stamp = f"Measured by `benchmarks/fold_memory.py --time-limit {args.time_limit:g}` " \
                 f"at {working_tree_commit()}:"
-        docs = DOCS.read_text()
+        docs = args.update_docs.read_text()
         block = f"{BEGIN}\n{stamp}\n\n{text}\n{END}"
-        DOCS.write_text(re.sub(f"{re.escape(BEGIN)}.*?{re.escape(END)}", lambda _: block, docs,
+        args.update_docs.write_text(re.sub(f"{re.escape(BEGIN)}.*?{re.escape(END)}", lambda _: block, docs,
                                flags=re.S))
 
 
