@@ -1,11 +1,13 @@
-"""Cluster execution through workflow/profiles/slurm on a real single-node SLURM
-(tests/slurm/cluster.sh: Debian's slurm-wlm + munge on 127.0.0.1).
+"""Cluster execution through workflow/profiles/slurm on a real two-node SLURM
+(tests/slurm/cluster.sh: Debian's slurm-wlm + munge on 127.0.0.1; the default partition's node
+runs in pid and UTS namespaces of its own, so its jobs cannot see the login node's processes).
 
-The smoke config's 12 cheap fold jobs (``SMOKE_SUBSET``) run through SLURM -- interrupted by a
-cancelled job, then rerun -- give fold results identical to a local run (all fields but
-timings, host and start time); the rerun redoes only the unfinished jobs. A job that dies
-makes the run exit nonzero, is resubmitted with more time and memory, and is recorded. No job
-and no daemon is left afterwards.
+The smoke config's 12 cheap fold jobs (``SMOKE_SUBSET``), and the iris fold of a method whose
+fit outlasts the fold watchdog's first poll, run through SLURM -- interrupted by a cancelled job,
+then rerun -- on the other "node": every fold is ok, and the fold results and the tables
+equal a local run's (all fields but timings, host, start time and memory); the rerun redoes
+only the unfinished jobs. A job that dies makes the run exit nonzero, is resubmitted with more
+time and memory, and is recorded. No job and no daemon is left afterwards.
 
 Needs root and SLURM: installed from Debian by tests/slurm/cluster.sh only when the user
 opts in with GPCBENCH_INSTALL_SLURM=1 (CI does); skipped, saying how to run it, elsewhere.
@@ -29,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from workflow_helpers import (
@@ -44,7 +47,17 @@ pytestmark = pytest.mark.slow  # a real single-node SLURM cluster running Snakem
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 LOCK = Path("/tmp/gpcbench-slurm-test.lock")  # one test cluster per machine at a time
-SLURM = ["--profile", "workflow/profiles/slurm", "--configfile", "config/smoke.yaml"]
+HOOK = REPO / "tests" / "slurm" / "pythonpath"  # registers the methods "crash" and "slow-lda"
+REMOTE = "remote"  # the host name jobs of the default partition see (cluster.sh)
+# smoke.yaml with the method "slow-lda" added to cho2015_iris (written by the snapshot fixture)
+CONFIG = "config/cluster.yaml"
+SLURM = ["--profile", "workflow/profiles/slurm", "--configfile", CONFIG]
+SLOW_EXPERIMENT = "cho2015_iris"
+TABLES = [f"reports/tables/{name}.{ext}" for name in ("cho2015_iris", "kim2006_table7",
+                                                      "cho2015_iris_summary",
+                                                      "kim2006_multiclass_summary")
+          for ext in ("md", "csv")]
+TARGETS = [*SMOKE_SUBSET_TARGETS, *TABLES]
 # The test cluster is idle: poll it every few seconds, not at the profile's shared-cluster pace.
 FAST_POLL = ["--slurm-init-seconds-before-status-checks", "3"]
 RUN_TIMEOUT = 900  # seconds for one Snakemake run
@@ -132,16 +145,22 @@ def _alive(pid: int) -> bool:
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory) -> Path:
     """The tracked and untracked-not-ignored files, copied once, so that every run of this
-    module (local and SLURM) sees the same sources even while the repository is being edited."""
-    return copy_tracked_tree(tmp_path_factory.mktemp("snapshot"))
+    module (local and SLURM) sees the same sources even while the repository is being edited;
+    with CONFIG beside smoke.yaml."""
+    snap = copy_tracked_tree(tmp_path_factory.mktemp("snapshot"))
+    config = yaml.safe_load((snap / "config" / "smoke.yaml").read_text())
+    config["experiments"][SLOW_EXPERIMENT]["methods"].append("slow-lda")
+    (snap / CONFIG).write_text(yaml.safe_dump(config, sort_keys=False))
+    return snap
 
 
 def _copy(snap: Path, dest: Path, plugin: Path) -> dict:
     """A working copy of the snapshot sharing the repository's archive cache (no network);
-    returns the environment that makes it import its own sources and the SLURM plugin."""
+    returns the environment that makes it import its own sources, the SLURM plugin and the
+    test methods (HOOK)."""
     shutil.copytree(snap, dest, dirs_exist_ok=True, symlinks=True)
     share_archive_cache(dest)
-    return {**os.environ, "PYTHONPATH": f"{dest / 'src'}:{plugin}"}
+    return {**os.environ, "PYTHONPATH": f"{HOOK}:{dest / 'src'}:{plugin}"}
 
 
 def _snakemake(work: Path, env: dict, *args, log: str, wait=True):
@@ -179,8 +198,8 @@ def local_run(snapshot, plugin, tmp_path_factory):
     """The same targets run locally, in the background while the SLURM runs go on."""
     work = tmp_path_factory.mktemp("local")
     env = _copy(snapshot, work, plugin)
-    proc = _snakemake(work, env, "--configfile", "config/smoke.yaml", "--cores", "2",
-                      *SMOKE_SUBSET_TARGETS, log="local.log", wait=False)
+    proc = _snakemake(work, env, *TARGETS, "--configfile", CONFIG, "--cores", "2",
+                      log="local.log", wait=False)
     yield work, proc
     _stop(proc)
 
@@ -203,8 +222,6 @@ def crash_run(cluster, snapshot, plugin, tmp_path_factory):
     as jobs of two users share a cluster); its SLURM jobs are named crash_*."""
     work = tmp_path_factory.mktemp("crash")
     env = _copy(snapshot, work, plugin)
-    hook = work / "tests" / "slurm" / "pythonpath"  # registers the method "crash"
-    env["PYTHONPATH"] = f"{hook}:{env['PYTHONPATH']}"
     config = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
     config["experiments"] = {"cho2015_iris": {**config["experiments"]["cho2015_iris"],
                                               "methods": ["crash"]}}
@@ -246,8 +263,9 @@ def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory)
     (the run has no retries left for it), then the run is repeated to completion."""
     work = tmp_path_factory.mktemp("slurm")
     env = _copy(snapshot, work, plugin)
-    first = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0",
-                       *SMOKE_SUBSET_TARGETS, log="first.log", wait=False)
+    # Targets before SLURM's --configfile, which takes every value that follows it.
+    first = _snakemake(work, env, *TARGETS, *SLURM, *FAST_POLL, *SMOKE_JOBS, "--retries", "0",
+                       log="first.log", wait=False)
     try:
         victim, deadline = None, time.monotonic() + RUN_TIMEOUT
         while victim is None:
@@ -264,10 +282,8 @@ def slurm_run(cluster, snapshot, plugin, local_run, crash_run, tmp_path_factory)
         _stop(first)
     queue_after_first = _queue("smoke")
     finished = _results(work)
-    # Targets before SLURM's --configfile, which takes every value that follows it.
-    planned = planned_jobs(work, env, *SMOKE_SUBSET_TARGETS, *SLURM)
-    second = _snakemake(work, env, *SLURM, *FAST_POLL, *SMOKE_JOBS, *SMOKE_SUBSET_TARGETS,
-                        log="second.log")
+    planned = planned_jobs(work, env, *TARGETS, *SLURM)
+    second = _snakemake(work, env, *TARGETS, *SLURM, *FAST_POLL, *SMOKE_JOBS, log="second.log")
     return {"work": work, "victim": victim, "first": first.returncode,
             "queue_after_first": queue_after_first, "finished": finished, "planned": planned,
             "second": second.returncode, "queue_after_second": _queue("smoke")}
@@ -298,9 +314,27 @@ def _comparable(record: dict) -> dict:
     """A fold record without what legitimately differs between runs."""
     record = dict(record, provenance=dict(record["provenance"]))
     record.pop("timings", None)
-    for key in ("host", "started"):
+    for key in ("host", "started", "peak_rss_mb"):
         record["provenance"].pop(key)
     return record
+
+
+def test_every_fold_ran_ok_on_the_node_that_cannot_see_the_login_node(slurm_run):
+    """The fold watchdog watches the job step's Snakemake there, not the login node's pid that
+    sbatch carries over in the environment: the slow folds outlast its first poll."""
+    records = [json.loads((slurm_run["work"] / path).read_text())
+               for path in _results(slurm_run["work"])]
+    assert {(r["status"], r["provenance"]["host"]) for r in records} == {("ok", REMOTE)}
+    assert [r["status"] for r in records if r["method"] == "slow-lda"] == ["ok"]
+
+
+def _without_timings(path: Path) -> str:
+    """A table file without timings: a summary's fit_s_* columns dropped from its .csv, and its
+    .md (the same cells as the .csv, timings among them) left to the .csv's comparison."""
+    if path.suffix == ".csv":
+        frame = pd.read_csv(path)
+        return frame.drop(columns=[c for c in frame if c.startswith("fit_s")]).to_csv()
+    return path.read_text() if "summary" not in path.name else ""
 
 
 def test_slurm_results_match_a_local_run(slurm_run, local_run):
@@ -311,3 +345,7 @@ def test_slurm_results_match_a_local_run(slurm_run, local_run):
     for path in _results(local):
         ours = _comparable(json.loads((slurm / path).read_text()))
         assert ours == _comparable(json.loads((local / path).read_text())), path
+    workdir = Path(RESULTS).parent
+    for table in TABLES:
+        assert _without_timings(slurm / workdir / table) == _without_timings(
+            local / workdir / table), table
