@@ -22,6 +22,8 @@
   Ghahramani 2006) and EP, ZDJ's SGP+FIC+EP / SGP+FIC+KL rows; :class:`FICMCMCClassifier` the
   same model by Gibbs sampling (SGP+FIC+MCMC).
 * :class:`IVMClassifier`: the informative vector machine (Lawrence, Seeger & Herbrich 2003).
+* :class:`ImportVectorMachine`: the import vector machine (Zhu & Hastie 2005), greedy kernel
+  logistic regression, ZDJ Table 13's IVM row.
 
 Each estimator lives in the module of its method family; this module only gathers them, so
 adding an estimator here changes no method's code hash (no fold job reruns).
@@ -34,6 +36,7 @@ from gpcbench.estimators.ep import (
 )
 from gpcbench.estimators.ep_multiclass import MulticlassEPGaussianProcessClassifier
 from gpcbench.estimators.gkm import BGKMClassifier, FBGKMClassifier, SGPCClassifier
+from gpcbench.estimators.import_vm import ImportVectorMachine
 from gpcbench.estimators.ivm import IVMClassifier
 from gpcbench.estimators.laplace import LaplaceGaussianProcessClassifier
 from gpcbench.estimators.laplace_softmax import (
@@ -54,6 +57,7 @@ __all__ = [
     "FICGaussianProcessClassifier",
     "FICMCMCClassifier",
     "IVMClassifier",
+    "ImportVectorMachine",
     "LaplaceEMGaussianProcessClassifier",
     "LaplaceGaussianProcessClassifier",
     "MCMCGaussianProcessClassifier",

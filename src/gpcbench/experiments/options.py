@@ -14,6 +14,7 @@ POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 NONNEGATIVE = {"type": "number", "minimum": 0}
 FLAG = {"type": "boolean"}
 FRACTION = {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+PROPER_FRACTION = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
 ONE_OR_PER_FEATURE = {"oneOf": [POSITIVE, {"type": "array", "items": POSITIVE, "minItems": 1}]}
 
 CV_FOLDS = {"type": "integer", "minimum": 2}
