@@ -7,7 +7,7 @@ under way, in ``results/<experiment>/<entry>/<method>/fold*.json`` (these take p
 by fold). With ``--current`` only folds made by the method's code hash at HEAD with the
 options the config gives their jobs count. It
 multiplies by the protocol's number of folds, adds each fold job's start-up (a Python process
-importing the fold runner, measured here), and packs the jobs on C cores, longest first (LPT:
+handing its fold to the host's fold server, measured here: ``job_startup_seconds``), and packs the jobs on C cores, longest first (LPT:
 within 4/3 of the optimal makespan). It prints the most expensive cells and lists the cells
 with no measured fold (left out, not guessed). Times measured on a loaded machine make the
 estimate an upper bound.
@@ -59,9 +59,16 @@ def result_times(root: Path, experiment: str) -> dict:
 
 
 def job_startup_seconds() -> float:
-    """CPU seconds (user + system) of a fresh Python importing the CLI and the fold runner,
-    best of 3: CPU, not wall time, so that other jobs on the machine do not inflate it."""
-    code = "import gpcbench.cli, gpcbench.experiments.run_fold, gpcbench.experiments.registry"
+    """CPU seconds (user + system) of what a fold job pays before its fit, best of 3: a fresh
+    Python importing the CLI and naming its fold server (the server, which has imported the
+    fold runner once, forks the fit's process; gpcbench.fold_server), or with
+    GPCBENCH_FOLD_SERVER=0 importing the fold runner itself. CPU, not wall time, so that other
+    jobs on the machine do not inflate it."""
+    from gpcbench.fold_server import enabled
+
+    code = ("import gpcbench.cli, gpcbench.experiments.reuse, gpcbench.seeds, gpcbench.fold_server"
+            " as server; server.socket_path()" if enabled() else
+            "import gpcbench.cli, gpcbench.experiments.run_fold, gpcbench.experiments.registry")
     best = float("inf")
     for _ in range(3):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

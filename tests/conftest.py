@@ -1,7 +1,10 @@
+import os
 from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_limits
+
+from gpcbench.fold_server import IDLE_VARIABLE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -17,3 +20,7 @@ def _one_blas_thread():
     when pytest runs one worker per CPU."""
     with threadpool_limits(1):
         yield
+
+
+# Fold servers started by the tests' pipeline runs exit soon after their last fold.
+os.environ.setdefault(IDLE_VARIABLE, "10")

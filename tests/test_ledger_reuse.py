@@ -22,7 +22,8 @@ def _run(directory, method, *, code_hash="h1", options=None, seed=1, ledger=None
          standardize=False):
     """``gpcbench run-fold`` as the pipeline calls it; the record it wrote."""
     output = directory / f"{name or method}.json"
-    args = ["run-fold", "--experiment", "e", "--entry", "toy", "--method", method, "--fold", "0",
+    args = ["run-fold", "--in-process", "--experiment", "e", "--entry", "toy", "--method", method,
+            "--fold", "0",
             "--data", str(directory / "toy.npz"), "--splits", str(directory / "splits.json"),
             "--output", str(output), "--options", json.dumps(options or {}),
             "--seed", str(seed), "--time-limit", "1", "--code-hash", code_hash]
@@ -100,7 +101,11 @@ def test_a_fold_whose_code_options_seed_or_status_differ_runs_again(ledger, chan
     assert "reused_from_ledger" not in record["provenance"]
 
 
-def test_a_fold_on_other_data_or_from_a_dirty_tree_runs_again(ledger):
+def test_a_fold_on_other_data_runs_again_and_one_from_a_dirty_tree_is_reused(ledger):
+    """Reuse is judged by content: a row made from a modified work tree by the same code hash
+    is the same code's result (the commit it records stays for the record)."""
+    from gpcbench.experiments.reuse import current_folds
+
     directory, path = ledger
     kwargs = dict(experiment="e", entry="toy", method="scripted-ok", fold=0, options={},
                   seed=derive_seed(1, "e", "toy", "scripted-ok", 0), code_hash="h1",
@@ -114,7 +119,10 @@ def test_a_fold_on_other_data_or_from_a_dirty_tree_runs_again(ledger):
     frame["dirty"] = "True"
     dirty = directory / "dirty.csv.gz"
     dirty.write_bytes(gzip.compress(frame.to_csv(index=False).encode()))
-    assert reusable_record(dirty, data_sha256=sha, **kwargs) is None
+    reused = reusable_record(dirty, data_sha256=sha, **kwargs)
+    assert reused is not None and reused["provenance"]["git_commit"] == "abc+dirty"
+    assert reusable_record(dirty, data_sha256=sha, **{**kwargs, "code_hash": "h2"}) is None
+    assert ("toy", "scripted-ok", 0) in current_folds(dirty, {"scripted-ok": "h1"})
 
 
 def test_a_fold_reads_no_upstream_result_that_was_run_anew(ledger):

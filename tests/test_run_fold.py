@@ -202,8 +202,8 @@ def test_an_infinite_nlpd_is_flagged_and_counted_in_the_summary(fold_inputs):
 
 
 def _cli_run_fold(directory, method):
-    return main(["run-fold", "--experiment", "e", "--entry", "toy", "--method", method,
-                 "--data", str(directory / "toy.npz"), "--splits", str(directory / "splits.json"),
+    return main(["run-fold", "--in-process", "--experiment", "e", "--entry", "toy",
+                 "--method", method, "--data", str(directory / "toy.npz"), "--splits", str(directory / "splits.json"),
                  "--output", str(directory / "out.json"), "--fold", "0", "--seed", "1"])
 
 

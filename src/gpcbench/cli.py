@@ -84,10 +84,25 @@ def _log_to_stderr():
         logger.setLevel(level)
 
 
+def _without_option(argv: list[str], option: str) -> list[str]:
+    """``argv`` without ``option`` and its value (``--opt VALUE`` or ``--opt=VALUE``)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == option:
+            skip = True
+        elif not arg.startswith(f"{option}="):
+            kept.append(arg)
+    return kept
+
+
 def cmd_run_fold(args) -> None:
-    """Run one fold job (or reuse its ledger result); exit with ORPHANED_EXIT, writing
+    """Run one fold job (or reuse its ledger result), in a child of the host's fold server
+    unless ``--in-process`` (:mod:`gpcbench.fold_server`); exit with ORPHANED_EXIT, writing
     nothing, when Snakemake is gone."""
     from gpcbench.experiments.reuse import reuse_fold
+    from gpcbench.fold_server import enabled, run_in_server
     from gpcbench.seeds import derive_seed
 
     upstream = dict(item.split("=", 1) for item in args.upstream)
@@ -103,6 +118,12 @@ def cmd_run_fold(args) -> None:
                   f"{args.reuse_ledger} (made at commit {record['provenance']['git_commit']})",
                   file=sys.stderr)
             return
+    if not args.in_process and enabled():
+        status = run_in_server([*_without_option(args.argv, "--reuse-ledger"), "--in-process"])
+        if status is not None:
+            raise SystemExit(status)
+        print("gpcbench run-fold: no fold server answered; fitting in this process",
+              file=sys.stderr)
     from gpcbench.experiments.run_fold import OrphanedError, run_fold  # the numerical stack
 
     try:
@@ -208,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--standardize", action="store_true")
     p.add_argument("--upstream", action="append", default=[], metavar="METHOD/foldK=PATH")
     p.add_argument("--code-hash", default="")
+    p.add_argument("--in-process", action="store_true",
+                   help="fit in this process, not in a child of the host's fold server")
     p.add_argument("--reuse-ledger", metavar="LEDGER",
                    help="write this fold's result from the fold ledger (.csv.gz) instead of "
                         "fitting when the same code made it from the same inputs")
@@ -273,7 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         args.func(args)
     except (KeyError, ValueError, RuntimeError, OSError) as exc:
