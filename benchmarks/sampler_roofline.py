@@ -1,0 +1,437 @@
+"""Roofline of the samplers of Zhang, Dai & Jordan (2011) (ZDJ) and of Mallick, Ghosh & Ghosh's
+BSVM on one core: each step of a sweep, its flops, its flop rate against dgemm's on the same
+shapes in the same run, and its share of the sweep.
+
+Every step of a sweep is timed in the chains' own state: the sweep loops of
+:func:`gpcbench.mcmc.gkm.run_chain` (FBGKM; SGPC runs the same chain and differs in its
+predictions only), :func:`gpcbench.mcmc.bgkm.run_bgkm` (BGKM) and
+:func:`gpcbench.mcmc.bayes_svm.run_chain` (BSVM) are re-assembled here from the library's own
+step functions with a clock between the steps, and each run checks that the re-assembled loop
+draws exactly what the library's chain draws from the same seed. After every sweep, dgemm
+(the same OpenBLAS, through :func:`gpcbench.mcmc.lapack.gemm`) runs once on each step's
+reference shape (m, n, k) at that sweep's n_gamma: C (m x n) = A (m x k) B (k x n). A step's
+ratio is its flop rate over dgemm's in the same sweep, the median over the sweeps; 1 means the
+step's flops run at dgemm's rate. Steps that are matrix-vector products by nature (n = 1 or 2)
+are set against n dgemv calls instead (y = A x, A m x k; bound by memory, not by the FPU:
+OpenBLAS's dgemm with one column runs at a fraction of dgemv's rate, so it would flatter them).
+Flops are the step's arithmetic as a dense algorithm counts it (n n_gamma^2 for the
+triangular solve W = L^-1 K~', n_gamma^3 / 3 for a Cholesky factorisation, 2 m k for a
+matrix-vector product); steps without matrix products (Gamma draws, BSVM's likelihoods) have
+no ratio.
+
+Times are the thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID), about 1 us a call),
+so time the scheduler gives to other processes on a shared machine is not counted; cache and
+memory-bandwidth contention from them is, which is why each ratio pairs the step with a dgemm
+measured in the same sweep. Sweeps/s are per CPU-second: of the re-assembled loop (its step
+times summed) and of the library's chain itself (``run_chain`` / ``run_bgkm`` / ``run_chain``,
+timed whole on the same seed).
+
+Shapes (config/config.yaml, experiments zhang2011, zhang2011_newsgroups, zhang2011_kl): FBGKM /
+SGPC at (n, k_max) = (300, 100) BCI, Letters; (500, 200) USPS, NewsGroups; (2000, 200) Splice;
+(4000, 200) Astroparticle, Mushrooms; (400, 400) Ringnorm, Twonorm, Waveform; (800, 700) the
+NewsGroups k_max sweep; (1000, 100) with ARD widths learned (+KL, p = 60 as Splice);
+``--all`` adds (300, 200) g241d, Digit1, COIL2; (800, 200) the NewsGroups n sweep; (6000, 200)
+Adult1; (20000, 200) Adult2. BGKM and BSVM at n = 300, 500, 800 (Table 2's sets and the
+NewsGroups n sweep). Synthetic inputs (p = 60 standard normal, labels from a noisy quadratic, as
+bench_mcmc.py), chains started at n_gamma = k_max (ZDJ Table 7: chains sit near k_max).
+
+Usage: PYTHONPATH=src python benchmarks/sampler_roofline.py [--all] [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import llvmlite.binding as llvm
+import numpy as np
+from numba import types
+from numba.extending import get_cython_function_address
+from threadpoolctl import threadpool_limits
+
+from gpcbench.jit import njit
+from gpcbench.mcmc import bayes_svm
+from gpcbench.mcmc.active_set import factor_upsilon, initial_state
+from gpcbench.mcmc.bgkm import (EigenState, coefficients, eigenbasis, precision_terms, rotate,
+                                run_bgkm)
+from gpcbench.mcmc.cholesky import backward_t, dot
+from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.holmes_held import WhitenedState, holmes_held, whiten
+from gpcbench.mcmc.kernel import kernel_block, mean_distance, rbf, weights
+from gpcbench.mcmc.lapack import gemm
+from gpcbench.mcmc.moves import draw_eta, draw_g, draw_scales, gamma_move, theta_move
+
+_clock = types.ExternalFunction("clock_gettime", types.intc(types.intc, types.voidptr))
+llvm.add_symbol("roofline_dgemv", get_cython_function_address("scipy.linalg.cython_blas", "dgemv"))
+_dgemv = types.ExternalFunction("roofline_dgemv", types.void(*[types.voidptr] * 11))
+THREAD_CPUTIME = 3  # CLOCK_THREAD_CPUTIME_ID
+N, T = ord("N"), ord("T")
+PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults
+GKM_SHAPES = [(300, 100), (500, 200), (2000, 200), (4000, 200), (400, 400), (800, 700)]
+GKM_MORE = [(300, 200), (800, 200), (6000, 200), (20000, 200)]
+KL_SHAPE = (1000, 100)
+BGKM_SIZES = [300, 500, 800]
+
+
+@njit
+def cpu_now(buf):
+    """Thread CPU time in seconds."""
+    _clock(THREAD_CPUTIME, buf.ctypes)
+    return buf[0] + 1e-9 * buf[1]
+
+
+@njit
+def gemv(m, k, A, x, y):
+    """y[:m] = A x[:k], A (m x k) row-major (dgemv)."""
+    chars = np.array([T], dtype=np.uint8)
+    ints = np.array([k, m, 1], dtype=np.int32)
+    scalars = np.array([1.0, 0.0])
+    _dgemv(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, scalars[0:].ctypes, A.ctypes,
+           ints[0:].ctypes, x.ctypes, ints[2:].ctypes, scalars[1:].ctypes, y.ctypes,
+           ints[2:].ctypes)
+
+
+@njit
+def dgemm_seconds(m, n, k, A, B, C, buf):
+    """CPU seconds of one dgemm C (m x n) = A (m x k) B (k x n) (row-major; A, B, C buffers at
+    least that large), or of n dgemv calls C[:m] = A B[:k] when n <= 2, repeated until 20 us
+    have passed."""
+    reps, start = 0, cpu_now(buf)
+    while True:
+        if n <= 2:
+            for _ in range(n):
+                gemv(m, k, A, B, C)
+        else:
+            gemm(N, N, n, m, k, 1.0, B, 0, n, A, 0, k, 0.0, C, 0, n)
+        reps += 1
+        elapsed = cpu_now(buf) - start
+        if elapsed > 2e-5:
+            return elapsed / reps
+
+
+@njit
+def references(shapes, A, B, C, out, buf):
+    """out[i] = :func:`dgemm_seconds` of shapes[i] = (m, n, k); rows with m = 0 are skipped."""
+    for i in range(shapes.shape[0]):
+        if shapes[i, 0] > 0:
+            out[i] = dgemm_seconds(shapes[i, 0], shapes[i, 1], shapes[i, 2], A, B, C, buf)
+
+
+# --- FBGKM / SGPC ----------------------------------------------------------------------------
+
+GKM_STEPS = ("a  W = L^-1 K~' (whiten)", "a  Holmes-Held loop (ZDJ alg. 1)",
+             "a  C = L Z; beta~ (ZDJ eq. 9)", "b  eta, g; Upsilon = L L'", "b  theta move (ZDJ eq. 8)",
+             "c  gamma move (ZDJ sec. 3.2)")
+
+
+def gkm_shapes(n, k, p, learn):
+    """Per GKM_STEPS: flops and the dgemm reference (m, n, k) at n_gamma = k."""
+    k1 = k + 1
+    flops = [n * k1 * k1, 6.0 * n * k1, 2.0 * k1 * k1, k1 ** 3 / 3 + 4.0 * k1 * k1,
+             (3.0 * n * k * p + n * k1 * k1 + 2.0 * n * k1 + (k ** 3 + k1 ** 3) / 3) if learn else 0,
+             3.0 * n * p + 2.0 * n * k1 + 4.0 * n + 4.0 * k1 * k1]
+    shapes = [(n, k1, k1), (n, 1, k1), (k1, 1, k1), (k1, k1, k1), (k1, k1, n) if learn else (0, 0, 0),
+              (n, 1, k1)]
+    return np.array(flops, dtype=float), np.array(shapes, dtype=np.int64)
+
+
+@njit
+def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, seed, counts,
+               trace, times, ref_shapes, ref_times, ks):
+    """:func:`gpcbench.mcmc.gkm.run_chain`'s sweeps (no kept draws), each step timed; after
+    every sweep the dgemm references of ``ref_shapes[k]`` (n_gamma = k) are timed."""
+    np.random.seed(seed)
+    n = X.shape[0]
+    eta, g, jitter = params[0], params[1], params[8]
+    _, _, a_eta, b_eta, a_g, b_g, a_alpha, b_alpha, jitter, theta_step = params
+    S = s.reshape((1, n))
+    pos, arrays, proposal, ld, work = initial_state(X, S, act, k, theta, k_max, eta, g, jitter,
+                                                    flags[3])
+    Kt, G, Kgg, U, L, LK, C, Z = arrays
+    W, mu, row, x = np.zeros((n, k_max + 1)), np.zeros(1), np.zeros(1), np.zeros(1)
+    w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
+    big = max(n, k_max + 1)
+    A, B, Cr = np.full(big * (k_max + 1), 0.5), np.full(big * (k_max + 1), 0.5), \
+        np.zeros(big * (k_max + 1))  # no draws: the chain's random stream is untouched
+    buf = np.zeros(2, dtype=np.int64)
+    for t in range(n_sweeps):
+        ks[t] = k
+        k1 = k + 1
+        t0 = cpu_now(buf)
+        whiten(Kt, k1, L, W)  # step (a), as whitened_step_a
+        t1 = cpu_now(buf)
+        holmes_held(WhitenedState(W, Z, k1), S, y, mu, row, x)
+        t2 = cpu_now(buf)
+        for j in range(S.shape[0]):
+            for r in range(k1):
+                C[j, r] = dot(L[r], Z[j], r + 1)
+        for r in range(k1):
+            w_row[r] = Z[0, r] + np.random.standard_normal()
+        backward_t(L, k1, w_row, beta)
+        trace[t, 0], trace[t, 1], trace[t, 2], trace[t, 3] = beta[0], g, eta, k
+        t3 = cpu_now(buf)
+        ss = 0.0  # steps (b) and (c), as moves.steps_b_c
+        for j in range(S.shape[0]):
+            ss += dot(S[j], S[j], S.shape[1])
+        if flags[1]:
+            eta, g = draw_scales(beta.reshape((1, k_max + 1)), k, Kgg, 1.0, a_eta, b_eta, a_g,
+                                 b_g)
+            ld[1] = factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z)
+        t4 = cpu_now(buf)
+        if flags[3]:
+            theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
+                       1.0, arrays, proposal, ld, counts)
+        t5 = cpu_now(buf)
+        if flags[2]:
+            k = gamma_move(X, weights(theta, X.shape[1]), S, ss, Kt, G, Kgg, act, pos, k, k_max,
+                           eta, g, L, LK, C, Z, ld, work, (a_alpha, b_alpha, jitter, 1.0),
+                           counts)
+        t6 = cpu_now(buf)
+        times[t, 0], times[t, 1], times[t, 2] = t1 - t0, t2 - t1, t3 - t2
+        times[t, 3], times[t, 4], times[t, 5] = t4 - t3, t5 - t4, t6 - t5
+        references(ref_shapes[ks[t]], A, B, Cr, ref_times[t], buf)
+
+
+def gkm_problem(n, k_max, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] + X[:, 1] ** 2 - 1 + 0.5 * rng.normal(size=n) > 0).astype(np.int64)
+    act = rng.choice(n, k_max, replace=False).astype(np.int64)
+    return X, y, act
+
+
+def gkm_args(X, y, act, k_max, learn, n_sweeps, seed):
+    """Fresh arguments of run_chain (FBGKM flags; ARD widths learned when ``learn``)."""
+    p = X.shape[1]
+    theta = np.full(p if learn else 1, mean_distance(X))
+    out = (np.zeros((n_sweeps, 4)), np.zeros((0, k_max), dtype=np.int64), np.zeros((0, k_max + 1)),
+           np.zeros((0, k_max + 1)), np.zeros((0, theta.size)), np.zeros((0, 2)), np.zeros((0, 1)))
+    return (X, y, np.where(y > 0, 1.0, -1.0), act.copy(), k_max, theta,
+            np.outer([0.01, 10.0], theta), PARAMS.copy(), k_max,
+            np.array([1, 1, 1, int(learn)]), np.array([n_sweeps, n_sweeps, 1]),
+            np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
+
+
+def run_gkm(n, k_max, n_sweeps, learn=False, p=60, seed=0):
+    X, y, act = gkm_problem(n, k_max, p, seed)
+    args = gkm_args(X, y, act, k_max, learn, n_sweeps, seed)
+    start = time.thread_time()
+    run_chain(*args)
+    chain_rate = n_sweeps / (time.thread_time() - start)
+    tables = [gkm_shapes(n, k, p, learn) for k in range(k_max + 1)]
+    ref_shapes = np.stack([shapes for _, shapes in tables])
+    flops = np.stack([f for f, _ in tables])
+    (X, y, s, act, k, theta, bounds, params, _, flags, _, _, _, _, counts) = \
+        gkm_args(X, y, act, k_max, learn, n_sweeps, seed)
+    trace, ks = np.zeros((n_sweeps, 4)), np.zeros(n_sweeps, dtype=np.int64)
+    times, ref_times = np.zeros((n_sweeps, len(GKM_STEPS))), np.zeros((n_sweeps, len(GKM_STEPS)))
+    gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, seed, counts,
+               trace, times, ref_shapes, ref_times, ks)
+    if not np.array_equal(trace, args[13][0]):
+        raise AssertionError("the timed sweeps drew other values than run_chain")
+    steps = [name if learn or i != 4 else None for i, name in enumerate(GKM_STEPS)]
+    return (times, flops[ks], ref_times, ref_shapes[ks], chain_rate,
+            f"n = {n}, k_max = {k_max}{' +KL (ARD)' if learn else ''}, p = {p}, "
+            f"mean n_gamma {ks.mean():.1f}", steps)
+
+
+# --- BGKM ------------------------------------------------------------------------------------
+
+BGKM_STEPS = ("a  Q^-1 terms D, r, d", "a  Holmes-Held loop (eigenbasis)",
+              "   beta~ (ZDJ eq. 9): V's, V gamma", "b  eta, g")
+
+
+@njit
+def bgkm_sweeps(X, y, s, theta, params, n_sweeps, seed, trace, times, ref_shapes, ref_times):
+    """:func:`gpcbench.mcmc.bgkm.run_bgkm`'s sweeps (no kept draws), each step timed."""
+    np.random.seed(seed)
+    n, p = X.shape
+    eta, g, a_eta, b_eta, a_g, b_g, _, _, jitter, _ = params
+    act = np.arange(n)
+    Kt = np.zeros((n, n + 1))
+    kernel_block(X, act, n, weights(theta, p), Kt)
+    V, kappa, lam, b = eigenbasis(Kt, jitter)
+    D, r, d, gamma = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    beta = np.zeros(n + 1)
+    S, a, rs = s.reshape((1, n)), rotate(V, s), np.zeros(1)
+    mu, row, x = np.zeros(1), np.zeros(1), np.zeros(1)
+    A, B, Cr = np.full(n * n, 0.5), np.full(n * n, 0.5), np.zeros(n * n)
+    buf = np.zeros(2, dtype=np.int64)
+    for t in range(n_sweeps):
+        t0 = cpu_now(buf)
+        rho = precision_terms(V, kappa, lam, b, eta, g, D, r, d)
+        rs[0] = dot(r, s, n)
+        t1 = cpu_now(buf)
+        holmes_held(EigenState(V, D, r, d, rho, a, rs), S, y, mu, row, x)
+        t2 = cpu_now(buf)
+        a = rotate(V, s)
+        quad = coefficients(V, kappa, lam, b, eta, g, s.sum(), a,
+                            np.random.standard_normal(n + 1), gamma, beta)
+        trace[t, 0], trace[t, 1], trace[t, 2], trace[t, 3] = beta[0], g, eta, n
+        t3 = cpu_now(buf)
+        eta = draw_eta(beta[0], a_eta, b_eta)
+        g = draw_g(quad, n, a_g, b_g)
+        t4 = cpu_now(buf)
+        times[t, 0], times[t, 1], times[t, 2], times[t, 3] = t1 - t0, t2 - t1, t3 - t2, t4 - t3
+        references(ref_shapes, A, B, Cr, ref_times[t], buf)
+
+
+def run_bgkm_steps(n, n_sweeps, p=60, seed=0):
+    X, y, _ = gkm_problem(n, 1, p, seed)
+    theta, s = np.array([mean_distance(X)]), np.where(y > 0, 1.0, -1.0)
+    out = (np.zeros((n_sweeps, 4)), np.zeros((0, n), dtype=np.int64), np.zeros((0, n + 1)),
+           np.zeros((0, n + 1)), np.zeros((0, 1)), np.zeros((0, 2)), np.zeros((0, 1)))
+    start = time.thread_time()
+    run_bgkm(X, y, s.copy(), theta, PARAMS, np.array([n_sweeps, n_sweeps, 1]),
+             np.zeros(0, dtype=np.int64), seed, out)
+    chain_rate = n_sweeps / (time.thread_time() - start)
+    flops = np.array([4.0 * n * n, 4.0 * n * n, 4.0 * n * n, 2.0 * n])
+    shapes = np.array([(n, 2, n), (n, 2, n), (n, 2, n), (0, 0, 0)], dtype=np.int64)
+    trace = np.zeros((n_sweeps, 4))
+    times, ref_times = np.zeros((n_sweeps, 4)), np.zeros((n_sweeps, 4))
+    bgkm_sweeps(X, y, s.copy(), theta, PARAMS, n_sweeps, seed, trace, times, shapes, ref_times)
+    if not np.array_equal(trace, out[0]):
+        raise AssertionError("the timed sweeps drew other values than run_bgkm")
+    return (times, np.tile(flops, (n_sweeps, 1)), ref_times, np.tile(shapes, (n_sweeps, 1, 1)),
+            chain_rate, f"n = {n}, p = {p}", BGKM_STEPS)
+
+
+# --- BSVM ------------------------------------------------------------------------------------
+
+BSVM_STEPS = ("1  Kt'z", "1  beta: dpotrf of Kt'Kt + D, 2 dtrtrs", "   f = Kt beta",
+              "2, 3  sigma^2, lambda", "4  z by Metropolis-Hastings")
+
+
+def bsvm_sweeps(Kt, y, n_sweeps, rng, ref_shapes, ref_times, likelihood="bsvm"):
+    """Steps 1-4 of :func:`gpcbench.mcmc.bayes_svm.run_chain` (its defaults, step 5 off), each
+    timed, then the dgemm references of ``ref_shapes``; returns the beta_0 trace and the
+    (n_sweeps, 5) step times."""
+    priors = bayes_svm.Priors()
+    n = y.size
+    KtK = Kt.T @ Kt
+    s2, lam_now = 1.0, np.full(n, priors.a_lambda / priors.b_lambda)
+    d = np.empty(n + 1)
+    d[0] = priors.intercept_precision
+    z = y * np.abs(rng.standard_normal(n))
+    loglik = bayes_svm.log_likelihood(y, z, likelihood)
+    shape_sigma = priors.a_sigma + n + 0.5
+    big = (n + 1) * (n + 1)
+    A, B, Cr, buf = np.full(big, 0.5), np.full(big, 0.5), np.zeros(big), np.zeros(2, np.int64)
+    trace, times = np.zeros(n_sweeps), np.zeros((n_sweeps, len(BSVM_STEPS)))
+    for t in range(n_sweeps):
+        t0 = time.thread_time()
+        d[1:] = lam_now
+        Ktz = Kt.T @ z
+        t1 = time.thread_time()
+        beta = bayes_svm._draw_beta(KtK, Ktz, d, s2, rng, t)
+        t2 = time.thread_time()
+        f = Kt @ beta
+        t3 = time.thread_time()
+        r = z - f
+        s2 = (priors.b_sigma + 0.5 * (r @ r + beta @ (d * beta))) / rng.gamma(shape_sigma)
+        lam_now = rng.gamma(priors.a_lambda + 0.5,
+                            1.0 / (priors.b_lambda + beta[1:] ** 2 / (2.0 * s2)))
+        t4 = time.thread_time()
+        proposal = f + math.sqrt(s2) * rng.standard_normal(n)
+        log_u = np.log(rng.random(n))
+        loglik_new = bayes_svm.log_likelihood(y, proposal, likelihood)
+        accept = log_u < loglik_new - loglik
+        z = np.where(accept, proposal, z)
+        loglik = np.where(accept, loglik_new, loglik)
+        t5 = time.thread_time()
+        trace[t] = beta[0]
+        times[t] = t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4
+        references(ref_shapes, A, B, Cr, ref_times[t], buf)
+    return trace, times
+
+
+def run_bsvm(n, n_sweeps, p=60, seed=0):
+    X, y01, _ = gkm_problem(n, 1, p, seed)
+    y = np.where(y01 > 0, 1.0, -1.0)
+    Kt = np.hstack([np.ones((n, 1)), rbf(X, X, mean_distance(X))])
+    start = time.thread_time()
+    chain = bayes_svm.run_chain(Kt, y, "bsvm", bayes_svm.Priors(), (n_sweeps, 0, 1),
+                                np.random.default_rng(seed))
+    chain_rate = n_sweeps / (time.thread_time() - start)
+    n1 = n + 1
+    flops = np.array([2.0 * n * n1, n1 ** 3 / 3 + 2.0 * n1 * n1, 2.0 * n * n1, 0, 0])
+    shapes = np.array([(n1, 1, n), (n1, n1, n1), (n, 1, n1), (0, 0, 0), (0, 0, 0)], dtype=np.int64)
+    ref_times = np.zeros((n_sweeps, len(BSVM_STEPS)))
+    trace, times = bsvm_sweeps(Kt, y, n_sweeps, np.random.default_rng(seed), shapes, ref_times)
+    if not np.array_equal(trace, chain.trace[:, 0]):
+        raise AssertionError("the timed sweeps drew other values than bayes_svm.run_chain")
+    return (times, np.tile(flops, (n_sweeps, 1)), ref_times, np.tile(shapes, (n_sweeps, 1, 1)),
+            chain_rate, f"n = {n}, p = {p}", BSVM_STEPS)
+
+
+# --- the table -------------------------------------------------------------------------------
+
+def report(times, flops, ref_times, shapes, chain_rate, title, steps):
+    """Print one sampler's table (``steps``: names, None for a step not run); return
+    {step: (share, ratio)} and the sweep's ms."""
+    sweep = times.sum(axis=1)
+    ref_flops = 2.0 * shapes.prod(axis=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = flops / times
+        ref_rate = ref_flops / ref_times
+        ratio = np.median(rate / ref_rate, axis=0)
+    ms = 1e3 * sweep.mean()
+    print(f"\n{title}: {ms:.3f} ms a sweep, {1e3 / ms:.0f} sweeps/s timed, "
+          f"{chain_rate:.0f} sweeps/s the library's chain (CPU time)")
+    print(f"  {'step':<38} {'share':>6} {'ms':>8} {'MFLOP':>8} {'GFLOP/s':>8} "
+          f"{'reference (m, n, k)':>26} {'GFLOP/s':>8} {'ratio':>6}")
+    result = {}
+    for i, name in enumerate(steps):
+        share = times[:, i].sum() / sweep.sum()
+        if name is None:
+            continue
+        has_ref = shapes[0, i, 0] > 0
+        shape = tuple(int(v) for v in np.median(shapes[:, i], axis=0)) if has_ref else None
+        blas = "" if not has_ref else "dgemm " if shape[1] > 2 else f"{shape[1]} dgemv "
+        cells = (f"{np.median(rate[:, i]) / 1e9:>8.2f} {blas + str(shape):>26} "
+                 f"{np.median(ref_rate[:, i]) / 1e9:>8.2f} {ratio[i]:>6.2f}" if has_ref
+                 else f"{'':>8} {'-':>26} {'':>8} {'-':>6}")
+        print(f"  {name:<38} {share:>6.3f} {1e3 * times[:, i].mean():>8.3f} "
+              f"{flops[:, i].mean() / 1e6:>8.2f} {cells}")
+        result[name] = (share, ratio[i] if has_ref else float("nan"))
+    return result, ms
+
+
+def sweeps_for(seconds, seconds_a_sweep, low=20, high=3000):
+    return int(min(high, max(low, seconds / seconds_a_sweep)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--all", action="store_true", help="also the other protocol shapes")
+    parser.add_argument("--seconds", type=float, default=2.0,
+                        help="CPU seconds of sweeps a shape (about; as many again for dgemm)")
+    args = parser.parse_args()
+    run_gkm(60, 20, 3)  # compile
+    run_gkm(60, 10, 3, learn=True, p=4)
+    run_bgkm_steps(40, 3)
+    run_bsvm(40, 3)
+    print("FBGKM / SGPC (gpcbench.mcmc.gkm.run_chain; SGPC's sweeps are FBGKM's)")
+    shapes = GKM_SHAPES + (GKM_MORE if args.all else [])
+    results = {}
+    for n, k_max in sorted(shapes):
+        guess = 3.0 * n * (k_max + 1) ** 2 / 2e10 + 2e-5 * n / 100
+        results[n, k_max] = report(*run_gkm(n, k_max, sweeps_for(args.seconds, guess)))
+    n, k_max = KL_SHAPE
+    report(*run_gkm(n, k_max, sweeps_for(args.seconds, 0.02), learn=True))
+    print("\nBGKM (gpcbench.mcmc.bgkm.run_bgkm: every point active, eigenbasis of K)")
+    for n in BGKM_SIZES:
+        report(*run_bgkm_steps(n, sweeps_for(args.seconds, 5e-9 * 16 * n * n)))
+    print("\nBSVM (gpcbench.mcmc.bayes_svm.run_chain, Mallick, Ghosh & Ghosh 2005)")
+    for n in BGKM_SIZES:
+        report(*run_bsvm(n, sweeps_for(args.seconds, (n + 1) ** 3 / 3 / 1e10 + 3e-4)))
+    steps, ms = results[2000, 200]
+    share, ratio = steps[GKM_STEPS[0]]
+    print(f"\nFBGKM at (n, k_max) = (2000, 200): step (a)'s W = L^-1 K~' at {ratio:.2f} of dgemm's "
+          f"rate on its shape, {share:.2f} of a sweep; {1e3 / ms:.0f} sweeps a CPU-second")
+
+
+if __name__ == "__main__":
+    with threadpool_limits(1):
+        main()
