@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import StratifiedKFold
@@ -274,10 +275,12 @@ def _fold_scores(K, y, train, val, Cs):
     """Validation accuracy of the precomputed-kernel DAGSVC at each C on one CV fold of the
     Gram matrix K: trained on K[train][:, train], scored on K[val][:, train]. The accuracy is
     the fraction of validation rows classified right, k / m, as ClassifierMixin.score (the score
-    GridSearchCV takes) computes it, without its input checks."""
+    GridSearchCV takes) computes it, without its input checks. K is finite (the rows it comes
+    from passed check_X_y), so SVC's finiteness checks of its slices are skipped."""
     K_train, K_val = K[np.ix_(train, train)], K[np.ix_(val, train)]
-    return [np.mean(DAGSVC(C=C, log10_l=None).fit(K_train, y[train]).predict(K_val) == y[val])
-            for C in Cs]
+    with config_context(assume_finite=True):
+        return [np.mean(DAGSVC(C=C, log10_l=None).fit(K_train, y[train]).predict(K_val)
+                        == y[val]) for C in Cs]
 
 
 class KernelSVM(ClassifierMixin, BaseEstimator):
