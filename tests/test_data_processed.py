@@ -426,6 +426,55 @@ def test_twonorm_generator_matches_the_keel_pool(processed):
     assert np.allclose(_class_stats(pool.X, pool.y), _class_stats(X, y), atol=0.02)
 
 
+def _moment_deviations(Z, mean, variance):
+    """|deviation| / standard error of one class's per-coordinate means, pooled variance and
+    pooled kurtosis m4 / m2^2 from Gaussian values: s.e. sqrt(var / n_k), var sqrt(2 / N) and
+    sqrt(24 / N) for the N = n_k x p values."""
+    n, N = Z.shape[0], Z.size
+    centred = Z - Z.mean(axis=0)
+    m2 = np.mean(centred**2)
+    return (np.max(np.abs(Z.mean(axis=0) - mean)) / np.sqrt(variance / n),
+            abs(m2 - variance) / (variance * np.sqrt(2 / N)),
+            abs(np.mean(centred**4) / m2**2 - 3) / np.sqrt(24 / N))
+
+
+def _breiman_bayes_rule(X):
+    """True where log N(x; 0, 4I) > log N(x; a 1, I), a = 2 / sqrt(20): the wide class."""
+    a = 2 / np.sqrt(20)
+    return (-10 * np.log(4) - np.sum(X**2, axis=1) / 8 + np.sum((X - a) ** 2, axis=1) / 2) > 0
+
+
+def test_ringnorm_breiman_pool_has_the_generators_moments_and_bayes_error():
+    """The seeded 7,400-row pool of Table 13's Ringnorm: class shares 1/2, the wide class
+    (+1) N(0, 4I), the other N(a 1, I): per-coordinate means, pooled variances and kurtosis
+    within 4 standard errors of the sample size; Breiman's Bayes rule errs on it within 4 s.e.
+    of its error on 400,000 independent draws (about 1.3 %)."""
+    data = gen.ringnorm_breiman(seed=seed_for("ringnorm_breiman"))
+    X, y = data.X, data.y
+    assert X.shape == (7400, 20)
+    assert abs(y.mean() - 0.5) < 4 * np.sqrt(0.25 / y.size)
+    for label, mean, variance in ((1, 0.0, 4.0), (0, 2 / np.sqrt(20), 1.0)):
+        assert max(_moment_deviations(X[y == label], mean, variance)) < 4
+    X_sim, labels = gen.ringnorm_draw(np.random.default_rng(12345), 400_000)
+    bayes = np.mean(_breiman_bayes_rule(X_sim) != (labels == 0))
+    assert 0.011 < bayes < 0.015
+    pool = np.mean(_breiman_bayes_rule(X) != (y == 1))
+    assert abs(pool - bayes) < 4 * np.sqrt(bayes * (1 - bayes) / y.size)
+
+
+def test_the_moment_check_rejects_the_keel_ringnorm_pool(tmp_path):
+    """The same kurtosis check on the Delve / KEEL pool (each class about its own mean and
+    variance, 3.55 / 0.91): its classes' kurtosis, 3.37 / 3.24, is more than 10 standard
+    errors above the Gaussian's 3."""
+    fetch_raw_set("keel_ring", tmp_path, CACHE, offline=True)
+    pool = build_dataset("ringnorm", tmp_path, seed=0)
+    wide = int(pool.X[pool.y == 1].var() > pool.X[pool.y == 0].var())
+    for label in (wide, 1 - wide):
+        Z = pool.X[pool.y == label]
+        kurtosis = _moment_deviations(Z, Z.mean(), Z.var())[2]
+        assert kurtosis > 10
+
+
 def test_ringnorm_generator_matches_the_keel_pool_up_to_its_scale(processed):
     """Catalog note N3: the Delve pool fits a = 2/sqrt(20) with an overall scale of about 0.95."""
     pool = loaded(processed, "ringnorm")

@@ -192,9 +192,29 @@ def ringnorm_draw(rng: np.random.Generator, n: int, dims: int = 20, a: float | N
     return shift[:, None] + scale[:, None] * rng.standard_normal((n, dims)), labels
 
 
+def ringnorm_breiman(seed: int, n: int = 7400) -> Dataset:
+    """Breiman's ringnorm (catalog note N3) in Raetsch's pool size, 400 + 7000: class 1 ~ N(0, 4I)
+    is +1, class 2 ~ N(a 1, I) with a = 2 / sqrt(20) is -1, equal priors."""
+    rng = np.random.default_rng(seed)
+    X, labels = ringnorm_draw(rng, n)
+    provenance = {
+        "generator": "ringnorm_breiman",
+        "parameters": {"dims": 20, "a": 2.0 / np.sqrt(20.0), "wide_variance": 4.0},
+        "transformations": [
+            f"drew {n} points of Breiman's 20-dim ringnorm (class uniform on 1..2; class 1 ~ "
+            "N(0, 4 I), class 2 ~ N(a 1, I), a = 2 / sqrt(20))",
+            "label +1 = Breiman class 1 (the wide one), -1 = class 2",
+        ],
+    }
+    y = (labels == 0).astype(np.int64)
+    return Dataset(X, y, [f"x{i}" for i in range(1, 21)], ["continuous"] * 20, PLUS_MINUS,
+                   provenance)
+
+
 GENERATORS = {
     "cho_mixture": cho_mixture,
     "kim_gp2d": kim_gp2d,
     "kim_relevance": kim_relevance,
+    "ringnorm_breiman": ringnorm_breiman,
     "waveform": waveform,
 }
