@@ -164,3 +164,32 @@ def test_discrete_features_are_passed_to_the_covariance():
     clf = EPGaussianProcessClassifier(learn_hyperparameters=False, discrete_features=[2]).fit(X, y)
     reference = Covariance(1.0, 1e-4, 1e-3, 0.05, discrete_features=[False, False, True])
     np.testing.assert_array_equal(clf.covariance_(X), reference(X))
+
+
+@pytest.mark.parametrize("method", ["gpc-ep-s-soft", "gpc-ep-m-soft"])
+def test_the_discrete_features_option_turns_discrete_columns_into_numbers(method):
+    """ZDJ's FGP+KL on Splice: the factory gives K&G eq. 14's 1 - delta distance to the data
+    set's discrete columns unless the option ``discrete_features`` lists others; with ``[]``
+    the covariance is eq. 13 on squared differences of the codes, written out here."""
+    from gpcbench.experiments.registry import FitContext, method_spec
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(1, 5, size=(30, 3)).astype(float)  # letter codes 1..4
+    y = (X[:, 0] + rng.normal(size=30) > 2.5).astype(int)
+    upstream = {"gpc-ep-s-soft/fold0": {"status": "ok", "hyperparameters": {
+        "theta0": 1.0, "theta1": 1e-4, "theta2": 1e-3, "inverse_lengthscale": 0.05,
+        "epsilon": 0.0}}}
+
+    def built(options):
+        ctx = FitContext(options={"warm_start": False, **options}, seed=0, n_jobs=1,
+                         feature_types=("discrete",) * 3, fold=0, upstream=upstream)
+        return method_spec(method).factory(ctx).set_params(learn_hyperparameters=False)
+
+    assert list(built({}).discrete_features) == [True] * 3
+    numbers = built({"discrete_features": []}).fit(X, y)
+    h = numbers.hyperparameters_
+    scales = np.broadcast_to(np.asarray(h["inverse_lengthscale"], dtype=float), (3,))
+    squared = np.sum(scales * (X[:, None, :] - X[None, :, :]) ** 2, axis=2)
+    expected = h["theta0"] * np.exp(-0.5 * squared) + h["theta1"] + h["theta2"] * np.eye(30)
+    np.testing.assert_allclose(numbers.covariance_(X), expected, rtol=1e-12)
+    assert not np.allclose(built({}).fit(X, y).covariance_(X), expected)

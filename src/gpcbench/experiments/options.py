@@ -35,6 +35,9 @@ EP = {
     "ep_schedule": {"enum": ["sequential", "parallel"]},
     "optimizer": {"enum": ["lbfgs", "em", "em-lbfgs"]},  # L-BFGS-B, K&G's EM-EP, or EM then L-BFGS-B
     "warm_start": FLAG,  # K&G footnote 11: start from the previous fold's (or same fold's) fit
+    # the inputs K&G eq. 14 treats as discrete, overriding the data set's feature types
+    # ([]: every input a number)
+    "discrete_features": {"type": "array", "items": COUNT, "uniqueItems": True},
 }
 EP_MULTICLASS = {**EP, "prediction_rule": {"enum": ["eq53", "eq54", "probability"]}}
 

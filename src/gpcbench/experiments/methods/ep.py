@@ -23,6 +23,12 @@ def fitted(ctx, method, fold):
 
 
 def discrete_mask(ctx):
+    """The inputs that take K&G eq. 14's 1 - delta distance: the data set's ``discrete`` columns,
+    or the indices the method's option ``discrete_features`` lists where the config gives one
+    (``[]``: every input a number, the squared distance of a Gaussian ARD kernel such as GPML's
+    covSEard, which ZDJ sec. 5.3's FGP+KL used on Splice's letter codes)."""
+    if "discrete_features" in ctx.options:
+        return list(ctx.options["discrete_features"])
     return [kind == "discrete" for kind in ctx.feature_types]
 
 
