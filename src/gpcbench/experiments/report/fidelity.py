@@ -270,8 +270,9 @@ def beyond_two_se_lines(judged: pd.DataFrame, obsolete: list[str]) -> list[str]:
     lines += [f"{len(owed)} accuracy cells on original data differ from the published value "
               "by more than two combined standard errors, as printed and under the reading a "
               f"published s.d. below its test-sampling floor allows; {len(printed_only)} more "
-              "do as printed only (last table). Their causes, as the tables' `beyond_2se` "
-              "entries record them (each table's notes give the measurements):\n",
+              "do as printed only" + (" (listed last, no cause owed)" if len(printed_only) else "")
+              + ". Their causes, as the tables' `beyond_2se` entries record them (each table's "
+              "notes give the measurements):\n",
               "| cause | cells | meaning |", "|---|---|---|"]
     lines += [f"| {cause} | {int(counts.get(cause, 0))} | {meaning} |"
               for cause, meaning in CAUSES.items()]
