@@ -15,7 +15,7 @@ state) are implemented (``numba.extending.overload``, chosen when the chain is c
 * :class:`WhitenedState` (FBGKM and SGPC): with Upsilon = L L' (ZDJ eq. 9), W = L^-1 K~' and Z[j] = L^-1 K~'s_j, ZDJ alg. 1's mean (1 + r) K~_i b - r s_i and
   variance 1 + r read mu_ij = (1 + r) w_i'Z[j] - r s_ij, r = H_ii / (1 - H_ii), H_ii = |w_i|^2,
   and ZDJ alg. 1's b <- b + (s_i - a) A(:, i) becomes Z[j] <- Z[j] + delta_j w_i; so no n x n
-  matrix is formed. W is formed once per sweep by one BLAS-3 triangular solve (:func:`whiten`).
+  matrix is formed. W is formed once per sweep by a BLAS-3 triangular solve (:func:`whiten`).
 * BGKM's eigenbasis form, :class:`gpcbench.mcmc.bgkm.EigenState`.
 """
 
@@ -134,11 +134,11 @@ def holmes_held(state, S, y, mu, row, x):
 
 @njit(cache=True)
 def whiten(Kt, k1, L, W):
-    """W[i, :k1] = L^-1 K~_i' for every point i (one triangular solve, BLAS-3); ZDJ
-    ZDJ Appendix A's leverage H(i, i) = |W[i, :k1]|^2."""
-    n = Kt.shape[0]
-    W[:, :k1] = Kt[:, :k1]
-    solve_lower_rows(L, k1, W, n)
+    """W[i, :k1] = L^-1 K~_i' for every point i, Upsilon = L L' (ZDJ eq. 9), so that ZDJ alg. 1's
+    H = K~ Upsilon^-1 K~' has H(i, i) = |W[i, :k1]|^2 and K~_i b = W[i, :k1]'Z: one triangular
+    solve with the n points as right-hand sides, by block forward substitution at BLAS-3 speed
+    (:func:`gpcbench.mcmc.lapack.solve_lower_rows`)."""
+    solve_lower_rows(L, k1, Kt, W, Kt.shape[0])
 
 
 @overload(conditional)
