@@ -64,7 +64,9 @@ from gpcbench.mcmc.moves import draw_eta, draw_g, draw_scales, gamma_move, theta
 
 _clock = types.ExternalFunction("clock_gettime", types.intc(types.intc, types.voidptr))
 llvm.add_symbol("roofline_dgemv", get_cython_function_address("scipy.linalg.cython_blas", "dgemv"))
+llvm.add_symbol("roofline_dtrsm", get_cython_function_address("scipy.linalg.cython_blas", "dtrsm"))
 _dgemv = types.ExternalFunction("roofline_dgemv", types.void(*[types.voidptr] * 11))
+_dtrsm = types.ExternalFunction("roofline_dtrsm", types.void(*[types.voidptr] * 11))
 THREAD_CPUTIME = 3  # CLOCK_THREAD_CPUTIME_ID
 N, T = ord("N"), ord("T")
 PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults
@@ -90,6 +92,22 @@ def gemv(m, k, A, x, y):
     _dgemv(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, scalars[0:].ctypes, A.ctypes,
            ints[0:].ctypes, x.ctypes, ints[2:].ctypes, scalars[1:].ctypes, y.ctypes,
            ints[2:].ctypes)
+
+
+@njit
+def dtrsm_whiten(Kt, k1, L, W):
+    """W[:, :k1] = K~ L^-T by one dtrsm: step (a)'s whitening as it was before block forward
+    substitution (gpcbench.mcmc.lapack.solve_lower_rows), for comparison."""
+    n = Kt.shape[0]
+    for i in range(n):
+        for j in range(k1):
+            W[i, j] = Kt[i, j]
+    chars = np.array([ord("L"), ord("U"), T, N], dtype=np.uint8)
+    ints = np.array([k1, n, L.shape[1], W.shape[1]], dtype=np.int32)
+    alpha = np.ones(1)
+    _dtrsm(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes,
+           ints[0:].ctypes, ints[1:].ctypes, alpha.ctypes, L.ctypes, ints[2:].ctypes, W.ctypes,
+           ints[3:].ctypes)
 
 
 @njit
@@ -125,22 +143,28 @@ GKM_STEPS = ("a  W = L^-1 K~' (whiten)", "a  Holmes-Held loop (ZDJ alg. 1)",
              "c  gamma move (ZDJ sec. 3.2)")
 
 
-def gkm_shapes(n, k, p, learn):
-    """Per GKM_STEPS: flops and the dgemm reference (m, n, k) at n_gamma = k."""
+def gkm_shapes(n, k, p, learn, kind):
+    """Per GKM_STEPS: flops and the reference (m, n, k) at n_gamma = k when the sweep's gamma
+    move is a birth (kind 0), death (1) or swap (2): a birth's kernel column (3 n p) and
+    K~'k_j (2 n k1), or a death's two Cholesky downdates (about k1^2 each), each with its
+    factor's forward solves (k1^2)."""
     k1 = k + 1
+    birth, death = 3.0 * n * p + 2.0 * n * k1 + 4.0 * n + 3.0 * k1 * k1, 3.0 * k1 * k1
     flops = [n * k1 * k1, 6.0 * n * k1, 2.0 * k1 * k1, k1 ** 3 / 3 + 4.0 * k1 * k1,
              (3.0 * n * k * p + n * k1 * k1 + 2.0 * n * k1 + (k ** 3 + k1 ** 3) / 3) if learn else 0,
-             3.0 * n * p + 2.0 * n * k1 + 4.0 * n + 4.0 * k1 * k1]
+             (birth, death, birth + death)[kind]]
     shapes = [(n, k1, k1), (n, 1, k1), (k1, 1, k1), (k1, k1, k1), (k1, k1, n) if learn else (0, 0, 0),
-              (n, 1, k1)]
+              (k1, 1, k1) if kind == 1 else (n, 1, k1)]
     return np.array(flops, dtype=float), np.array(shapes, dtype=np.int64)
 
 
 @njit
 def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, seed, counts,
-               trace, times, ref_shapes, ref_times, ks):
+               trace, times, ref_shapes, ref_times, ks, kinds, old_times):
     """:func:`gpcbench.mcmc.gkm.run_chain`'s sweeps (no kept draws), each step timed; after
-    every sweep the dgemm references of ``ref_shapes[k]`` (n_gamma = k) are timed."""
+    every sweep the references ``ref_shapes[k, kind]`` (n_gamma = k at the sweep's start, the
+    kind of its gamma move, recorded in ``kinds``) are timed, and :func:`dtrsm_whiten` on the
+    factor the sweep whitened with (``old_times``)."""
     np.random.seed(seed)
     n = X.shape[0]
     eta, g, jitter = params[0], params[1], params[8]
@@ -151,6 +175,7 @@ def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, s
     Kt, G, Kgg, U, L, LK, C, Z = arrays
     W, mu, row, x = np.zeros((n, k_max + 1)), np.zeros(1), np.zeros(1), np.zeros(1)
     w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
+    L_old, Kt_old, W_old = np.zeros_like(L), np.zeros_like(Kt), np.zeros_like(W)
     big = max(n, k_max + 1)
     A, B, Cr = np.full(big * (k_max + 1), 0.5), np.full(big * (k_max + 1), 0.5), \
         np.zeros(big * (k_max + 1))  # no draws: the chain's random stream is untouched
@@ -161,6 +186,9 @@ def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, s
         t0 = cpu_now(buf)
         whiten(Kt, k1, L, W)  # step (a), as whitened_step_a
         t1 = cpu_now(buf)
+        L_old[:, :] = L  # step (a)'s K~ and L, for dtrsm_whiten after the sweep (untimed)
+        Kt_old[:, :] = Kt
+        t1b = cpu_now(buf)
         holmes_held(WhitenedState(W, Z, k1), S, y, mu, row, x)
         t2 = cpu_now(buf)
         for j in range(S.shape[0]):
@@ -183,14 +211,19 @@ def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, s
             theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
                        1.0, arrays, proposal, ld, counts)
         t5 = cpu_now(buf)
+        proposed = counts[0, 0], counts[1, 0]
         if flags[2]:
             k = gamma_move(X, weights(theta, X.shape[1]), S, ss, Kt, G, Kgg, act, pos, k, k_max,
                            eta, g, L, LK, C, Z, ld, work, (a_alpha, b_alpha, jitter, 1.0),
                            counts)
         t6 = cpu_now(buf)
-        times[t, 0], times[t, 1], times[t, 2] = t1 - t0, t2 - t1, t3 - t2
+        kinds[t] = 0 if counts[0, 0] > proposed[0] else (1 if counts[1, 0] > proposed[1] else 2)
+        times[t, 0], times[t, 1], times[t, 2] = t1 - t0, t2 - t1b, t3 - t2
         times[t, 3], times[t, 4], times[t, 5] = t4 - t3, t5 - t4, t6 - t5
-        references(ref_shapes[ks[t]], A, B, Cr, ref_times[t], buf)
+        references(ref_shapes[ks[t], kinds[t]], A, B, Cr, ref_times[t], buf)
+        t7 = cpu_now(buf)
+        dtrsm_whiten(Kt_old, k1, L_old, W_old)
+        old_times[t] = cpu_now(buf) - t7
 
 
 def gkm_problem(n, k_max, p, seed=0):
@@ -219,21 +252,28 @@ def run_gkm(n, k_max, n_sweeps, learn=False, p=60, seed=0):
     start = time.thread_time()
     run_chain(*args)
     chain_rate = n_sweeps / (time.thread_time() - start)
-    tables = [gkm_shapes(n, k, p, learn) for k in range(k_max + 1)]
-    ref_shapes = np.stack([shapes for _, shapes in tables])
-    flops = np.stack([f for f, _ in tables])
+    tables = [[gkm_shapes(n, k, p, learn, kind) for kind in range(3)] for k in range(k_max + 1)]
+    ref_shapes = np.array([[shapes for _, shapes in row] for row in tables])
+    flops = np.array([[f for f, _ in row] for row in tables])
     (X, y, s, act, k, theta, bounds, params, _, flags, _, _, _, _, counts) = \
         gkm_args(X, y, act, k_max, learn, n_sweeps, seed)
     trace, ks = np.zeros((n_sweeps, 4)), np.zeros(n_sweeps, dtype=np.int64)
+    kinds, old_times = np.zeros(n_sweeps, dtype=np.int64), np.zeros(n_sweeps)
     times, ref_times = np.zeros((n_sweeps, len(GKM_STEPS))), np.zeros((n_sweeps, len(GKM_STEPS)))
     gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, seed, counts,
-               trace, times, ref_shapes, ref_times, ks)
+               trace, times, ref_shapes, ref_times, ks, kinds, old_times)
     if not np.array_equal(trace, args[13][0]):
         raise AssertionError("the timed sweeps drew other values than run_chain")
     steps = [name if learn or i != 4 else None for i, name in enumerate(GKM_STEPS)]
-    return (times, flops[ks], ref_times, ref_shapes[ks], chain_rate,
+    flops, ref_shapes = flops[ks, kinds], ref_shapes[ks, kinds]
+    old_ratio = np.median(flops[:, 0] / old_times / (2.0 * ref_shapes[:, 0].prod(axis=1)
+                                                     / ref_times[:, 0]))
+    note = (f"  one dtrsm on the same K~ and L (step (a)'s whitening before block forward "
+            f"substitution): ratio {old_ratio:.2f}; whiten / dtrsm time "
+            f"{np.median(times[:, 0] / old_times):.2f} (median over the sweeps)")
+    return (times, flops, ref_times, ref_shapes, chain_rate,
             f"n = {n}, k_max = {k_max}{' +KL (ARD)' if learn else ''}, p = {p}, "
-            f"mean n_gamma {ks.mean():.1f}", steps)
+            f"mean n_gamma {ks.mean():.1f}", steps, note)
 
 
 # --- BGKM ------------------------------------------------------------------------------------
@@ -367,9 +407,10 @@ def run_bsvm(n, n_sweeps, p=60, seed=0):
 
 # --- the table -------------------------------------------------------------------------------
 
-def report(times, flops, ref_times, shapes, chain_rate, title, steps):
-    """Print one sampler's table (``steps``: names, None for a step not run); return
-    {step: (share, ratio)} and the sweep's ms."""
+def report(times, flops, ref_times, shapes, chain_rate, title, steps, note=None):
+    """Print one sampler's table (``steps``: names, None for a step not run; a reference
+    shape printed is the median over the sweeps); return {step: (share, ratio)} and the
+    sweep's ms."""
     sweep = times.sum(axis=1)
     ref_flops = 2.0 * shapes.prod(axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -395,6 +436,8 @@ def report(times, flops, ref_times, shapes, chain_rate, title, steps):
         print(f"  {name:<38} {share:>6.3f} {1e3 * times[:, i].mean():>8.3f} "
               f"{flops[:, i].mean() / 1e6:>8.2f} {cells}")
         result[name] = (share, ratio[i] if has_ref else float("nan"))
+    if note:
+        print(note)
     return result, ms
 
 
