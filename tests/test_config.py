@@ -119,6 +119,33 @@ def test_bad_config_is_rejected_naming_the_key(config, mutate, key):
     assert "\n" not in message
 
 
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c["experiments"]["kim2006_binary"]["methods"].insert(1, "lad"),
+     "config key 'experiments.kim2006_binary.methods[1]': unknown method 'lad' (did you mean "
+     "'lda'?); known: 1nn, bgkm, "),
+    (lambda c: c["experiments"]["kim2006_binary"]["datasets"].update(crabz={}),
+     "config key 'experiments.kim2006_binary.datasets.crabz': unknown data set 'crabz' (did you "
+     "mean 'crabs'"),
+    (lambda c: c["tables"]["kim2006_table4"].update(experiment="kim2006_binar"),
+     "config key 'tables.kim2006_table4.experiment': unknown experiment 'kim2006_binar' (did "
+     "you mean 'kim2006_binary'"),
+    (lambda c: c.update(seeed=1),
+     "config key 'seeed': unknown key 'seeed' (did you mean 'seed'?); known: data, "),
+    (lambda c: c["data"].update(prepare=["xyzzy"]),
+     "config key 'data.prepare[0]': unknown data set 'xyzzy'; known: adult, astroparticle, "),
+])
+def test_an_unknown_name_gets_the_closest_known_ones_and_a_short_list(config, mutate, message):
+    """A misspelt name: one line with the closest known names (difflib) and the known names,
+    the first 12 and their count where there are more."""
+    bad = copy.deepcopy(config)
+    mutate(bad)
+    with pytest.raises(ConfigError) as info:
+        validate_config(bad)
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+    names = str(info.value).split("; known: ")[1]
+    assert names.count(", ") <= 12 and (names.endswith(" in all)") or "..." not in names)
+
+
 def test_the_schemas_causes_of_cells_beyond_two_se_are_the_reports():
     """A ``beyond_2se`` cause the schema admits is one the index explains, and conversely."""
     from gpcbench.config import config_schema

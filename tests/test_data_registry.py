@@ -133,8 +133,13 @@ def test_unknown_data_set_message_is_one_line_and_lists_names():
     with pytest.raises(UnknownDatasetError) as caught:
         dataset_spec("foo")
     message = str(caught.value)
-    assert message == f"unknown data set 'foo'; known: {', '.join(sorted(DATASETS))}"
+    names = sorted(DATASETS)
+    assert message == (f"unknown data set 'foo'; known: {', '.join(names[:12])}, ... "
+                       f"({len(names)} in all)")
     assert isinstance(caught.value, KeyError)
+    with pytest.raises(UnknownDatasetError, match=r"^unknown data set 'crabz' \(did you mean "
+                                                  r"'crabs'"):
+        dataset_spec("crabz")
 
 
 def _catalog_with(path: str, value) -> dict:

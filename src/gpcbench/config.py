@@ -24,6 +24,8 @@ def _key_path(path) -> str:
 
 def _check_schema(instance, schema: dict, prefix: tuple = ()) -> None:
     """Raise ConfigError naming the key of the first violation of ``schema``."""
+    from gpcbench.data.registry import unknown_name
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
@@ -32,10 +34,10 @@ def _check_schema(instance, schema: dict, prefix: tuple = ()) -> None:
         if error.validator == "required":  # name the missing key itself
             path.append(next(k for k in error.validator_value if k not in error.instance))
         if error.validator == "additionalProperties" and error.validator_value is False:
-            unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-            known = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
-            raise ConfigError(f"config key '{_key_path([*path, unknown[0]])}': unknown key "
-                              f"(known: {known})")
+            known = error.schema.get("properties", {})
+            unknown = sorted(set(error.instance) - set(known))
+            raise ConfigError(f"config key '{_key_path([*path, unknown[0]])}': "
+                              f"{unknown_name('key', unknown[0], known)}")
         raise ConfigError(f"config key '{_key_path(path)}': {error.message}")
 
 
@@ -62,6 +64,7 @@ def validate_config(config: dict, published_dir: Path | None = None) -> dict:
 
 def _check_options(config: dict) -> None:
     """Every method option set in the config is one its registry entry declares, of its type."""
+    from gpcbench.data.registry import unknown_name
     from gpcbench.experiments.options import options_schema
     from gpcbench.experiments.registry import METHODS
 
@@ -73,17 +76,19 @@ def _check_options(config: dict) -> None:
     for path, options in places:
         method = path[-1]
         if method not in METHODS:
-            raise ConfigError(f"config key '{_key_path(path)}': unknown method '{method}'")
+            raise ConfigError(f"config key '{_key_path(path)}': "
+                              f"{unknown_name('method', method, METHODS)}")
         _check_schema(options, options_schema(METHODS[method].options), path)
 
 
 def _check_resources(config: dict) -> None:
+    from gpcbench.data.registry import unknown_name
     from gpcbench.experiments.registry import METHODS
 
     for method in config["jobs"].get("resources", {}):
         if method != "default" and method not in METHODS:
-            raise ConfigError(f"config key 'jobs.resources.{method}': unknown method "
-                              f"'{method}' (a registered method or 'default')")
+            raise ConfigError(f"config key 'jobs.resources.{method}': "
+                              f"{unknown_name('method', method, [*METHODS, 'default'])}")
 
 
 def _check_published_files(config: dict, published_dir: Path) -> None:
@@ -95,7 +100,7 @@ def _check_published_files(config: dict, published_dir: Path) -> None:
 
 
 def _check_names(config: dict) -> None:
-    from gpcbench.data.registry import DATASETS
+    from gpcbench.data.registry import DATASETS, unknown_name
     from gpcbench.experiments.registry import METHODS
 
     for name, experiment in config["experiments"].items():
@@ -104,11 +109,12 @@ def _check_names(config: dict) -> None:
                 data = spec.get(key, spec.get("data", entry))
                 if data not in DATASETS:
                     raise ConfigError(f"config key 'experiments.{name}.datasets.{entry}"
-                                      f"{'' if key == 'data' else '.' + key}': unknown data set '{data}'")
+                                      f"{'' if key == 'data' else '.' + key}': "
+                                      f"{unknown_name('data set', data, DATASETS)}")
         for i, method in enumerate(experiment["methods"]):
             if method not in METHODS:
                 raise ConfigError(f"config key 'experiments.{name}.methods[{i}]': "
-                                  f"unknown method '{method}'")
+                                  f"{unknown_name('method', method, METHODS)}")
         used = {method for entry in experiment["datasets"]
                 for method in entry_methods(experiment, entry)}
         for i, method in enumerate(experiment.get("raw_input_methods", [])):
@@ -119,7 +125,8 @@ def _check_names(config: dict) -> None:
             key = f"experiments.{name}.datasets.{entry}"
             for i, method in enumerate(spec.get("methods", [])):
                 if method not in METHODS:
-                    raise ConfigError(f"config key '{key}.methods[{i}]': unknown method '{method}'")
+                    raise ConfigError(f"config key '{key}.methods[{i}]': "
+                                      f"{unknown_name('method', method, METHODS)}")
             for part in ("options", "pending"):
                 for method in spec.get(part, {}):
                     if method not in entry_methods(experiment, entry):
@@ -128,8 +135,8 @@ def _check_names(config: dict) -> None:
     for name, table in config["tables"].items():
         experiment = config["experiments"].get(table["experiment"])
         if experiment is None:
-            raise ConfigError(f"config key 'tables.{name}.experiment': "
-                              f"unknown experiment '{table['experiment']}'")
+            raise ConfigError(f"config key 'tables.{name}.experiment': " + unknown_name(
+                "experiment", table["experiment"], config["experiments"]))
         for entry in table["datasets"]:
             if entry not in experiment["datasets"]:
                 raise ConfigError(f"config key 'tables.{name}.datasets.{entry}': not a data set "
@@ -158,8 +165,8 @@ def _check_names(config: dict) -> None:
     for name, figure in config.get("figures", {}).items():
         experiment = config["experiments"].get(figure["experiment"])
         if experiment is None:
-            raise ConfigError(f"config key 'figures.{name}.experiment': "
-                              f"unknown experiment '{figure['experiment']}'")
+            raise ConfigError(f"config key 'figures.{name}.experiment': " + unknown_name(
+                "experiment", figure["experiment"], config["experiments"]))
         for i, method in enumerate(figure["methods"]):
             if method not in experiment["methods"]:
                 raise ConfigError(f"config key 'figures.{name}.methods[{i}]': '{method}' is not "
@@ -170,11 +177,13 @@ def _check_names(config: dict) -> None:
             _check_timing(name, figure, config["tables"])
     check = config.get("exact_regression")
     if check and check["data"] not in DATASETS:
-        raise ConfigError(f"config key 'exact_regression.data': unknown data set '{check['data']}'")
+        raise ConfigError(f"config key 'exact_regression.data': "
+                          f"{unknown_name('data set', check['data'], DATASETS)}")
     prepare = config["data"].get("prepare", [])
     for i, data in enumerate([] if prepare == "all" else prepare):
         if data not in DATASETS:
-            raise ConfigError(f"config key 'data.prepare[{i}]': unknown data set '{data}'")
+            raise ConfigError(f"config key 'data.prepare[{i}]': "
+                              f"{unknown_name('data set', data, DATASETS)}")
 
 
 def _check_decision_regions(name: str, figure: dict) -> None:

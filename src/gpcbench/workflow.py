@@ -84,6 +84,27 @@ def remove_damaged_datasets(directory: str | Path) -> list[Path]:
     return removed
 
 
+#: Command-line targets naming a processed data set or a raw set: the name is the group.
+DATA_TARGETS = {"data set": re.compile(r"(?:^|/)data/processed/([^/]+)\.(?:npz|json)$"),
+                "raw set": re.compile(r"(?:^|/)data/raw/([^/]+)/")}
+
+
+def check_data_targets(args) -> None:
+    """Raise :class:`~gpcbench.data.registry.UnknownDatasetError` (one line, with the closest
+    known names) for the first of ``args`` (Snakemake's command line) that names a processed
+    data set (``data/processed/<name>.npz`` or ``.json``) or a raw set
+    (``data/raw/<name>/...``) the registry does not know: the rules' input functions would
+    otherwise fail with a traceback while Snakemake builds the DAG."""
+    from gpcbench.data.registry import DATASETS, RAW_SETS, UnknownDatasetError
+
+    known = {"data set": DATASETS, "raw set": RAW_SETS}
+    for arg in args:
+        for what, pattern in DATA_TARGETS.items():
+            match = pattern.search(arg)
+            if match and match.group(1) not in known[what]:
+                raise UnknownDatasetError(match.group(1), known[what], what=what)
+
+
 def published_hash(directory: str | Path, files=None) -> str:
     """Content hash of the published-number CSVs (a param, not an input: file times don't
     matter): all of ``directory``, or only the named ``files`` in it."""

@@ -8,10 +8,10 @@ from snakemake.exceptions import WorkflowError
 from gpcbench.config import (ConfigError, entry_data, entry_fold_count, entry_methods,
                              entry_protocol, entry_train_size, method_options, standardizes,
                              validate_config)
-from gpcbench.data.registry import DATASETS, raw_sets_for
+from gpcbench.data.registry import DATASETS, UnknownDatasetError, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.experiments.reuse import current_folds
-from gpcbench.workflow import data_code_hash, published_hash, report_outputs
+from gpcbench.workflow import check_data_targets, data_code_hash, published_hash, report_outputs
 
 # Published numbers live in the repository, whatever the config's workdir.
 PUBLISHED = os.path.join(REPO, "config", "published")
@@ -28,7 +28,9 @@ REUSE_LEDGER = bool(config.pop("reuse_ledger", True))
 
 try:
     validate_config(config, published_dir=PUBLISHED)
-except ConfigError as exc:
+    if workflow.is_main_process:  # a target naming a data set the registry does not know
+        check_data_targets(sys.argv[1:])
+except (ConfigError, UnknownDatasetError) as exc:
     raise WorkflowError(f"gpcbench: {exc}") from None
 
 EXPERIMENTS = config["experiments"]

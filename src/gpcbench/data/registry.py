@@ -23,6 +23,7 @@ substitute label where the offline copy is not the citing paper's data.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import ClassVar
 from importlib import resources
@@ -192,11 +193,29 @@ class DatasetSpec:
     extra: dict = field(default_factory=dict)
 
 
+#: How many known names an unknown-name message lists before it says how many there are.
+LISTED_NAMES = 12
+
+
+def unknown_name(what: str, name: str, known) -> str:
+    """One line saying ``name`` is not a known ``what``: the known names closest to it
+    (:func:`difflib.get_close_matches`) as a suggestion, then the known names, sorted (the first
+    :data:`LISTED_NAMES` and their count if there are more), e.g. ``unknown method 'lad' (did
+    you mean 'lda'?); known: ...``."""
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    shown = ", ".join(known[:LISTED_NAMES])
+    if len(known) > LISTED_NAMES:
+        shown += f", ... ({len(known)} in all)"
+    return f"unknown {what} {name!r}{hint}; known: {shown or 'none'}"
+
+
 class UnknownDatasetError(KeyError):
     """A data set or raw set name that the registry does not know."""
 
     def __init__(self, name: str, known, what: str = "data set"):
-        self.message = f"unknown {what} {name!r}; known: {', '.join(sorted(known))}"
+        self.message = unknown_name(what, name, known)
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError would quote the message
