@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
 from gpcbench.config import ConfigError, read_config_file
+from gpcbench.experiments.reuse import DamagedLedgerError, check_ledger
 from gpcbench.provenance import RUN_COMMIT_VARIABLE, working_tree_commit
 from gpcbench.watchdog import VARIABLE as WATCHED_PROCESS, ProcessId
 from gpcbench.workflow import clear_stale_locks, remove_damaged_datasets
@@ -48,6 +49,18 @@ include: "workflow/rules/splits.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/rodrigues.smk"
+
+if workflow.is_main_process:
+    # Fold jobs and the collect job read their experiment's committed ledger: one that cannot
+    # be read to its end (cut short, overwritten) stops the run here, before any job, named
+    # as `git checkout` restores it.
+    for experiment in sorted(EXPERIMENTS):
+        ledger = os.path.abspath(f"reports/results/{experiment}.csv.gz")
+        if os.path.exists(ledger):
+            try:
+                check_ledger(ledger, os.path.relpath(ledger, REPO))
+            except DamagedLedgerError as exc:
+                raise WorkflowError(f"gpcbench: {exc}") from None
 
 
 rule all:

@@ -12,6 +12,7 @@ from gpcbench.experiments.aggregate import SAMPLER_DIAGNOSTICS, summarise
 from gpcbench.experiments.report.cells import published_cells, table_cells
 from gpcbench.experiments.report.fidelity import CAUSES
 from gpcbench.experiments.report.formats import wide_table
+from gpcbench.seeds import derive_seed
 
 TABLE = {"title": "T", "experiment": "exp", "datasets": {"d1": "Data One"}, "metric": "error",
          "spread": "se", "published": {"file": "pub.csv", "mean": "error_mean", "spread": "error_se"}}
@@ -285,13 +286,17 @@ def test_trace_burn_in_thins_an_autocorrelated_trace_and_counts_sweeps():
 
 
 def _experiment_folds(experiment, dataset, n=3):
+    """Folds of methods m and k made as REPORT_CONFIG runs them (its seed, the data's SHA-256
+    report_inputs records) by code hash h."""
     folds = pd.concat([_folds([0.1, 0.2, 0.3][:n]), _folds([0.2, 0.3, 0.4][:n], "k", "K")],
                       ignore_index=True)
     return folds.assign(
         experiment=experiment, dataset=dataset, log_evidence=-3.0,
         hyperparameters=json.dumps({"inverse_lengthscale": [0.5, 1.5]}),
-        trace=json.dumps([{"log_evidence": -5.0}, {"log_evidence": -3.0}]), seed=1,
-        data_sha256="0" * 64, code_hash="h", git_commit="abc", packages=json.dumps({"numpy": "2"}))
+        trace=json.dumps([{"log_evidence": -5.0}, {"log_evidence": -3.0}]),
+        seed=[derive_seed(REPORT_CONFIG["seed"], experiment, dataset, method, fold)
+              for method, fold in zip(folds["method"], folds["fold"])],
+        data_sha256="f" * 64, code_hash="h", git_commit="abc", packages=json.dumps({"numpy": "2"}))
 
 
 REPORT_CONFIG = {
@@ -369,16 +374,22 @@ def test_each_report_part_alone_equals_the_whole_report(report_inputs):
 
 def test_stale_folds_are_marked_in_cells_and_counted_in_the_index(report_inputs, monkeypatch):
     """Given the code hashes at HEAD, a cell built from folds of another hash says how many,
-    and index.md counts each table's current, stale and missing folds; a ``+dirty`` fold, or
-    one run with other options than the config's, is stale whatever its hash."""
+    and index.md counts each table's current, stale and missing folds; a fold run with other
+    options, another seed or other data than the config's and the data sets' metadata say is
+    stale whatever its hash, and a ``+dirty`` fold of HEAD's hash is current."""
     from gpcbench.experiments.report.build import write_report
 
     d = report_inputs
     monkeypatch.setattr("gpcbench.experiments.ledger.entry_fold_count", lambda spec, entry: 3)
     folds = pd.read_csv(d / "e1.csv")
-    folds.loc[(folds["method"] == "m") & (folds["fold"] == 0), "git_commit"] = "abc+dirty"
-    folds.loc[(folds["method"] == "m") & (folds["fold"] == 1), "options"] = '{"n_chains": 2}'
+    m = folds["method"] == "m"
+    folds.loc[m & (folds["fold"] == 0), "git_commit"] = "abc+dirty"
+    folds.loc[m & (folds["fold"] == 1), "options"] = '{"n_chains": 2}'
+    folds.loc[m & (folds["fold"] == 2), "seed"] = 1
     folds.to_csv(d / "e1.csv", index=False)
+    folds = pd.read_csv(d / "e2.csv")
+    folds.loc[(folds["method"] == "m") & (folds["fold"] == 0), "data_sha256"] = "0" * 64
+    folds.to_csv(d / "e2.csv", index=False)
     write_report(REPORT_CONFIG, [d / "e1.csv", d / "e2.csv"], d, d / "out",
                  [d / "d1.json", d / "d2_data.json"], head_hashes={"m": "h", "k": "other"})
     table = (d / "out" / "tables" / "t1.md").read_text()
@@ -386,7 +397,7 @@ def test_stale_folds_are_marked_in_cells_and_counted_in_the_index(report_inputs,
     assert "(2 stale) [" in row["| M"] and "(3 stale)" in row["| K"]
     index = (d / "out" / "index.md").read_text()
     assert "- [T1](tables/t1.md): 1 current, 5 stale, 0 missing" in index
-    assert "- [T2](tables/t2.md): 3 current, 3 stale, 0 missing" in index
+    assert "- [T2](tables/t2.md): 2 current, 4 stale, 0 missing" in index
     write_report(REPORT_CONFIG, [d / "e1.csv", d / "e2.csv"], d, d / "plain",
                  [d / "d1.json", d / "d2_data.json"])
     assert " stale) [" not in (d / "plain" / "tables" / "t1.md").read_text()

@@ -153,7 +153,7 @@ def test_report_config_keeps_only_a_parts_own_config_in_order():
         "beyond_2se": causes}}, "methods": {"1nn": {"p": 1}, "knn": {"cv_folds": 5}}}
     part = report_config(config, "table", "wide")
     shown = {k: v for k, v in config["tables"]["wide"].items() if k != "beyond_2se"}
-    assert part == {"tables": {"wide": shown},  # the causes only index.md shows left out
+    assert part == {"seed": 7, "tables": {"wide": shown},  # the causes only index.md shows left out
                     "experiments": {"first": config["experiments"]["first"]},
                     "methods": {"1nn": {"p": 1}}}  # its experiment's methods' options
     assert list(part["tables"]["wide"]["datasets"]) == ["z", "a"]  # the table's column order
@@ -306,6 +306,88 @@ def test_fold_records_carry_the_commit_the_run_started_from(copy_of_repo, tmp_pa
     dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True, check=True).stdout
     assert "reports/" in dirty  # the run did rewrite tracked report files
+
+
+def _git_copy(work: Path, tmp_path: Path):
+    """``work`` copied to ``tmp_path/git`` (its run lock left behind) as a git repository with
+    one commit of everything; the copy and the git command line."""
+    copy = tmp_path / "git"
+    shutil.copytree(work, copy, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(copy)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    return copy, git
+
+
+def _status_total(work: Path, env) -> list[str]:
+    """``gpcbench status``'s total row: total, current, stale, missing, ..."""
+    run = subprocess.run([sys.executable, "-m", "gpcbench", "status"], cwd=work, env=env,
+                         capture_output=True, text=True, check=True)
+    return run.stdout.splitlines()[-1].split()
+
+
+@pytest.mark.slow
+def test_an_edited_method_run_then_committed_is_current(copy_of_repo, tmp_path):
+    """The user's loop: edit a method's module, run, commit. The folds made from the modified
+    work tree (recorded '+dirty') are current by content (their code hash is HEAD's once the
+    edit is committed): no cell is marked stale, status counts none, and a second dry run
+    plans no fold."""
+    from gpcbench.provenance import RUN_COMMIT_VARIABLE
+
+    work, git = _git_copy(copy_of_repo[0], tmp_path)
+    env = {key: value for key, value in copy_of_repo[1].items() if key != RUN_COMMIT_VARIABLE}
+    env["PYTHONPATH"] = str(work / "src")
+    module = work / "src" / "gpcbench" / "baselines" / "lda.py"
+    module.write_text(module.read_text() + "\n# edited\n")
+    subprocess.run([*SNAKEMAKE, "--cores", "2", "all"], cwd=work, env=env, check=True,
+                   capture_output=True)
+    lda = [json.loads(p.read_text())["provenance"]
+           for p in (work / "results" / "toy" / "cho_mixture" / "lda").glob("fold*.json")]
+    assert len(lda) == 2 and all(p["git_commit"].endswith("+dirty") for p in lda)
+    assert not re.search(r"\(\d+ stale\)", (work / "reports/tables/toy_table.md").read_text())
+    subprocess.run([*git, "commit", "-qm", "edit", "--", "src/gpcbench/baselines/lda.py"],
+                   check=True)
+    assert _status_total(work, env)[:4] == ["total", "6", "0", "0"]
+    assert planned_jobs(work, env) == {}
+
+
+@pytest.mark.slow
+def test_a_damaged_ledger_stops_the_run_before_any_job(copy_of_repo, tmp_path):
+    """A ledger cut to its first bytes: the run stops before any job with one line naming it
+    and how to restore it, as ``gpcbench status`` does; a fold result to be remade is not."""
+    work = tmp_path / "work"
+    shutil.copytree(copy_of_repo[0], work, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    env = {**copy_of_repo[1], "PYTHONPATH": str(work / "src")}
+    ledger = work / "reports" / "results" / "toy.csv.gz"
+    ledger.write_bytes(ledger.read_bytes()[:len(ledger.read_bytes()) // 2])
+    fold = work / "results" / "toy" / "cho_mixture" / "knn" / "fold1.json"
+    fold.unlink()
+    line = ("reports/results/toy.csv.gz: cannot read the fold ledger (Compressed file ended "
+            "before the end-of-stream marker was reached); restore it with "
+            "'git checkout -- reports/results/toy.csv.gz'")
+    run = subprocess.run([*SNAKEMAKE, "--cores", "2", "all"], cwd=work, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"gpcbench: {line}" in run.stderr.splitlines(), run.stderr[-2000:]
+    assert "Traceback" not in run.stderr and "rule run_fold" not in run.stderr
+    assert not fold.exists()
+    status = subprocess.run([sys.executable, "-m", "gpcbench", "status"], cwd=work, env=env,
+                            capture_output=True, text=True)
+    assert (status.returncode, status.stdout, status.stderr) == (
+        1, "", f"gpcbench status: error: {line}\n")
+
+
+@pytest.mark.slow
+def test_an_unknown_data_set_target_is_one_line(repo):
+    run = subprocess.run([*SNAKEMAKE, "-n", "data/processed/crabz.npz", "--configfile",
+                          "config/smoke.yaml"], cwd=repo, capture_output=True, text=True)
+    out = run.stdout + run.stderr  # a dry run logs to stdout
+    assert run.returncode != 0
+    named = [line for line in out.splitlines() if "crabz" in line]
+    assert len(named) == 1 and named[0].startswith(
+        "gpcbench: unknown data set 'crabz' (did you mean 'crabs'?); known: "), out
+    assert "Traceback" not in out and "InputFunctionException" not in out
 
 
 @pytest.mark.slow

@@ -42,7 +42,8 @@ def share_archive_cache(work: Path) -> None:
 
 
 def planned_jobs(workdir: Path, env, *args) -> dict[str, list[str]]:
-    """rule name -> outputs of the jobs ``snakemake -n *args`` plans (group jobs included)."""
+    """rule name -> outputs of the jobs ``snakemake -n *args`` plans (group jobs included;
+    without the flag Snakemake prints after a flagged one, e.g. ``(update)``)."""
     run = subprocess.run([*SNAKEMAKE, "-n", *args], cwd=workdir, env=env, capture_output=True,
                          text=True, check=True)
     planned, rule = {}, None
@@ -50,5 +51,6 @@ def planned_jobs(workdir: Path, env, *args) -> dict[str, list[str]]:
         if m := re.match(r"^\s*(?:local)?rule (\w+):", line):
             rule = m.group(1)
         elif rule and (m := re.match(r"^\s+output: (.+)$", line)):
-            planned.setdefault(rule, []).extend(s.strip() for s in m.group(1).split(","))
+            planned.setdefault(rule, []).extend(re.sub(r" \(\w+\)$", "", s.strip())
+                                                for s in m.group(1).split(","))
     return planned

@@ -135,12 +135,14 @@ def _experiment_method_options(config: dict, experiment: dict) -> dict:
 def report_config(config: dict, kind: str, name: str = "") -> dict:
     """The part of the config one report job reads (``kind`` as in ``gpcbench report --only``),
     so that editing another table, figure or experiment does not rerun it (nor editing a
-    table's ``beyond_2se`` causes, which only ``index.md`` shows). Key order is kept:
+    table's ``beyond_2se`` causes, which only ``index.md`` shows); a table's part has the
+    seed, which its stale marks check. Key order is kept:
     a table's ``datasets`` order is its column order."""
     if kind == "table":
         table = {k: v for k, v in config["tables"][name].items() if k != "beyond_2se"}
         experiment = config["experiments"][table["experiment"]]
-        return {"tables": {name: table}, "experiments": {table["experiment"]: experiment},
+        return {"seed": config["seed"], "tables": {name: table},
+                "experiments": {table["experiment"]: experiment},
                 "methods": _experiment_method_options(config, experiment)}
     if kind == "summary":
         return {"experiments": {name: config["experiments"][name]}}

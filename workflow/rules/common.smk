@@ -58,7 +58,7 @@ def split_data(experiment, entry):
 def fold_results(experiment):
     """Every fold result file of one experiment; with ``partial`` only those on disk and
     those the committed ledger holds made by the code at HEAD (their jobs reuse the ledger's
-    rows: a partial report never drops a current fold from the ledger)."""
+    rows; the collect job keeps the ledger's rows of the others)."""
     spec = EXPERIMENTS[experiment]
     keys = [(entry, method, fold) for entry in spec["datasets"]
             for method in entry_methods(spec, entry)

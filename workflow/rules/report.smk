@@ -15,7 +15,9 @@ localrules: table, summary, figure
 
 
 # The collect job also writes the committed fold ledger, reports/results/<experiment>.csv.gz
-# (folds.csv gzipped reproducibly). With --config from_ledger=true (a fresh clone, no
+# (folds.csv gzipped reproducibly, then the rows the ledger held of folds a partial run did not
+# replace: update(), Snakemake leaves it in place for the job to read and restores it should
+# the job fail). With --config from_ledger=true (a fresh clone, no
 # results/), folds.csv comes back from the ledger instead and no fold runs: every table,
 # summary and figure is rebuilt from reports/results/ alone.
 if FROM_LEDGER:
@@ -34,7 +36,7 @@ else:
             lambda w: fold_results(w.experiment),
         output:
             folds="results/{experiment}/folds.csv",
-            ledger="reports/results/{experiment}.csv.gz",
+            ledger=update("reports/results/{experiment}.csv.gz"),
         log:
             "logs/collect/{experiment}.log",
         shell:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpcbench.experiments.ledger import write_ledger
+from gpcbench.experiments.ledger import unreplaced_rows, write_ledger
 from gpcbench.io import atomic_write_text
 
 FOLD_COLUMNS = [
@@ -148,13 +148,19 @@ def mean_sd_se(values: np.ndarray) -> tuple[float, float, float]:
 
 def collect_folds(result_paths, output: str | Path, ledger: str | Path | None = None) -> pd.DataFrame:
     """Read fold result JSONs and write them as one CSV (atomically), in the order given (the
-    config's: data set, method, fold); also gzipped as the committed ``ledger`` if given."""
+    config's: data set, method, fold); also gzipped as the committed ``ledger`` if given,
+    followed by the rows the ledger already holds of folds these results do not replace (a
+    partial run's folds neither on disk nor current), so that no run drops a fold result from
+    the ledger: it holds at least the rows it held."""
     rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
     frame = pd.DataFrame(rows, columns=FOLD_COLUMNS)
     text = frame.to_csv(index=False)
+    if ledger is not None:
+        replaced = {(row["dataset"], row["method"], str(row["fold"])) for row in rows}
+        ledger_text = text + unreplaced_rows(ledger, FOLD_COLUMNS, replaced)
     atomic_write_text(Path(output), text)
     if ledger is not None:
-        write_ledger(text, ledger)
+        write_ledger(ledger_text, ledger)
     return frame
 
 

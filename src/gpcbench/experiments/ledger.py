@@ -1,10 +1,12 @@
 """The committed fold ledger: ``reports/results/<experiment>.csv.gz``, one row per fold result
-behind the reports (the collect job's ``folds.csv``, gzipped reproducibly), and the state of
-each fold against the code at HEAD (current, stale or missing). Reusing a row as a fold job's
-result: :mod:`gpcbench.experiments.reuse`."""
+behind the reports (the collect job's ``folds.csv``, gzipped reproducibly, then the rows of
+folds a partial run did not replace), and the state of each fold against the code at HEAD,
+the config and the data (current, stale or missing). Reusing a row as a fold job's result:
+:mod:`gpcbench.experiments.reuse`."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import json
@@ -12,9 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_fold_count, entry_methods, method_options, standardizes
+from gpcbench.config import (entry_data, entry_fold_count, entry_methods, method_options,
+                             standardizes)
+from gpcbench.experiments.reuse import raw_rows
 from gpcbench.fold_requests import COLUMNS as FOLD_COST_COLUMNS
 from gpcbench.io import atomic_write_bytes, atomic_write_text
+from gpcbench.seeds import derive_seed
 
 LEDGER_DIR = Path("reports") / "results"
 
@@ -30,6 +35,20 @@ def write_ledger(folds_csv: str, path: str | Path) -> None:
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as out:
         out.write(folds_csv.encode())
     atomic_write_bytes(Path(path), buffer.getvalue())
+
+
+def unreplaced_rows(ledger: str | Path, columns, replaced) -> str:
+    """The CSV rows (no header; ``columns``, in that order, '' where a row has none) of the
+    ledger at ``ledger`` (none if there is none) whose fold, (dataset, method, fold) as text,
+    is not in ``replaced``, in ledger order and as written there."""
+    if not Path(ledger).is_file():
+        return ""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    for row in raw_rows(ledger):
+        if (row["dataset"], row["method"], row["fold"]) not in replaced:
+            writer.writerow([row.get(column, "") for column in columns])
+    return text.getvalue()
 
 
 def restore_folds(ledger: str | Path, output: str | Path) -> None:
@@ -64,25 +83,45 @@ def write_fold_costs(fold_tables, output: str | Path) -> None:
     atomic_write_text(Path(output), costs.to_csv(index=False))
 
 
-def made_by_head(folds: pd.DataFrame, head_hashes: dict, config: dict | None = None,
-                 experiment: str | None = None) -> pd.Series:
-    """Whether each fold was made by its method's code hash at HEAD (``head_hashes``: method
-    -> hash) from a clean work tree and, given ``config``, with the options the config now gives
-    its fold job (:func:`ran_with_config_options`); a ``+dirty`` fold never is."""
-    clean = ~folds["git_commit"].astype(str).str.endswith("+dirty")
-    made = clean & (folds["code_hash"] == folds["method"].map(head_hashes))
-    return made if config is None else made & ran_with_config_options(folds, config, experiment)
+def data_checksums(data_meta: dict) -> dict:
+    """Processed data set name -> content SHA-256, from the data sets' metadata (name -> the
+    ``.json`` beside each ``.npz``)."""
+    return {name: meta["sha256"] for name, meta in data_meta.items() if meta.get("sha256")}
 
 
-def ran_with_config_options(folds: pd.DataFrame, config: dict,
-                            experiment: str | None = None) -> pd.Series:
-    """Whether each fold's recorded ``options`` and input standardisation are those ``config``
-    now gives its job (``methods.<method>`` with the entry's ``options.<method>`` merged over
-    it; :func:`~gpcbench.config.standardizes`), as Snakemake sees it when it reruns a job
-    whose parameters changed. A fold recording no standardisation (a ledger from before it was
-    recorded) is taken to have followed the experiment's ``standardize``. ``experiment`` stands
-    in for a missing ``experiment`` column; a fold of an entry the config no longer has does
-    not match."""
+def recorded_data_checksums(directory: str | Path, names) -> dict:
+    """:func:`data_checksums` of those of ``names`` built in ``directory`` (a fresh clone has
+    none yet)."""
+    metas = {name: Path(directory) / f"{name}.json" for name in sorted(set(names))}
+    return data_checksums({name: json.loads(path.read_text()) for name, path in metas.items()
+                           if path.is_file()})
+
+
+def is_current(folds: pd.DataFrame, head_hashes: dict, config: dict | None = None,
+               experiment: str | None = None, data_sha256: dict | None = None) -> pd.Series:
+    """Whether each fold result is current, judged by content: made by its method's code hash
+    at HEAD (``head_hashes``: method -> hash) and, given ``config``, as the config now runs
+    its job (:func:`made_as_configured`). The commit and ``+dirty`` flag a fold records are
+    its provenance only: a fold made from uncommitted code is current once that code is
+    committed unchanged (its hash is then HEAD's), as Snakemake then plans no rerun."""
+    made = folds["code_hash"] == folds["method"].map(head_hashes)
+    return made if config is None else made & made_as_configured(folds, config, experiment,
+                                                                 data_sha256)
+
+
+def made_as_configured(folds: pd.DataFrame, config: dict, experiment: str | None = None,
+                       data_sha256: dict | None = None) -> pd.Series:
+    """Whether each fold's recorded ``options``, input standardisation and seed are those
+    ``config`` now gives its job (``methods.<method>`` with the entry's ``options.<method>``
+    merged over it; :func:`~gpcbench.config.standardizes`; the job's seed derived from the
+    config's ``seed``) and, given ``data_sha256`` (processed data set name -> content SHA-256,
+    for the data sets whose content is known), whether it was made from the content its
+    entry's data set now has: what makes Snakemake or the ledger reuse run the job again. A
+    fold recording no standardisation (a ledger from before it was recorded) is taken to have
+    followed the experiment's ``standardize``. ``experiment`` stands in for a missing
+    ``experiment`` column; a fold of an entry the config no longer has does not match."""
+    checksums = data_sha256 or {}
+
     def matches(row) -> bool:
         name = experiment or row.experiment
         try:
@@ -93,21 +132,27 @@ def ran_with_config_options(folds: pd.DataFrame, config: dict,
         recorded = getattr(row, "standardized", None)
         if recorded is None or pd.isna(recorded):
             recorded = spec.get("standardize", True)
+        data = checksums.get(entry_data(spec, row.dataset))
         return ((json.loads(row.options) if isinstance(row.options, str) else None) == wanted
-                and bool(recorded) == standardizes(spec, row.dataset, row.method))
+                and bool(recorded) == standardizes(spec, row.dataset, row.method)
+                and int(row.seed) == derive_seed(config["seed"], name, row.dataset, row.method,
+                                                 int(row.fold))
+                and (data is None or row.data_sha256 == data))
 
     return pd.Series([matches(row) for row in folds.itertuples()], index=folds.index,
                      dtype=bool)
 
 
-def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes: dict) -> pd.DataFrame:
+def fold_states(config: dict, experiment: str, folds: pd.DataFrame, head_hashes: dict,
+                data_sha256: dict | None = None) -> pd.DataFrame:
     """One row per fold the config asks for: entry, method, fold, ``state`` (``current``: made
-    by the method's code hash at HEAD from a clean work tree with the config's options;
-    ``stale``: by another hash or other options or a ``+dirty`` tree; ``missing``: not in
-    ``folds``) and the fold's CPU seconds (NaN if missing). ``head_hashes`` maps method -> code
-    hash at HEAD."""
+    by the method's code hash at HEAD as the config now runs it, :func:`is_current`, whatever
+    the commit it records; ``stale``: by another hash, or with other options, standardisation,
+    seed or data content (``data_sha256``: processed data set name -> content SHA-256, where
+    known); ``missing``: not in ``folds``) and the fold's CPU seconds (NaN if missing).
+    ``head_hashes`` maps method -> code hash at HEAD."""
     spec = config["experiments"][experiment]
-    folds = folds.assign(current=made_by_head(folds, head_hashes, config, experiment))
+    folds = folds.assign(current=is_current(folds, head_hashes, config, experiment, data_sha256))
     known = {(r.dataset, r.method, int(r.fold)): r for r in folds.itertuples()}
     rows = []
     for entry in spec["datasets"]:

@@ -11,6 +11,7 @@ import csv
 import gzip
 import json
 import sys
+import zlib
 from pathlib import Path
 from typing import Callable
 
@@ -46,10 +47,46 @@ def _value(column: str, text: str):
     raise ValueError(f"ledger column {column}: cannot read {text[:40]!r}")
 
 
-def _raw_rows(path: str | Path):
+#: Errors of reading a gzip file that is cut short, overwritten or not gzip at all.
+READ_ERRORS = (EOFError, OSError, zlib.error, UnicodeDecodeError, csv.Error)
+#: The columns a ledger row is found and judged by.
+KEY_COLUMNS = ("experiment", "dataset", "method", "fold", "code_hash")
+
+
+class DamagedLedgerError(ValueError):
+    """A fold ledger that cannot be read to its end (cut short, overwritten, not a ledger)."""
+
+    def __init__(self, path: str | Path, problem: str):
+        super().__init__(f"{path}: cannot read the fold ledger ({problem}); restore it with "
+                         f"'git checkout -- {path}'")
+
+
+def check_ledger(path: str | Path, name: str | Path | None = None) -> None:
+    """Raise :class:`DamagedLedgerError` naming the ledger (``name``, else ``path``) unless it
+    reads to its end (the gzip stream complete, its CRC and length as recorded) and its header
+    names the :data:`KEY_COLUMNS`; the rows are not parsed (a ledger is written whole,
+    atomically)."""
+    try:
+        with gzip.open(path, "rt", newline="") as handle:
+            header = next(csv.reader(handle), [])
+            while handle.read(1 << 20):
+                pass
+    except READ_ERRORS as exc:
+        raise DamagedLedgerError(name or path, str(exc) or type(exc).__name__) from None
+    missing = [column for column in KEY_COLUMNS if column not in header]
+    if missing:
+        raise DamagedLedgerError(name or path, f"no column '{missing[0]}'")
+
+
+def raw_rows(path: str | Path):
+    """The ledger's rows as dicts of the CSV text, in file order (:class:`DamagedLedgerError`
+    where it cannot be read to its end)."""
     csv.field_size_limit(sys.maxsize)  # a sampler's trace column runs to megabytes
-    with gzip.open(path, "rt", newline="") as handle:
-        yield from csv.DictReader(handle)
+    try:
+        with gzip.open(path, "rt", newline="") as handle:
+            yield from csv.DictReader(handle)
+    except READ_ERRORS as exc:
+        raise DamagedLedgerError(path, str(exc) or type(exc).__name__) from None
 
 
 def _decoded(row: dict) -> dict:
@@ -58,7 +95,7 @@ def _decoded(row: dict) -> dict:
 
 def read_ledger_rows(path: str | Path) -> list[dict]:
     """The ledger's rows as dicts of values (JSON columns decoded), in file order."""
-    return [_decoded(row) for row in _raw_rows(path)]
+    return [_decoded(row) for row in raw_rows(path)]
 
 
 def ledger_row(path: str | Path, experiment: str, entry: str, method: str,
@@ -66,7 +103,7 @@ def ledger_row(path: str | Path, experiment: str, entry: str, method: str,
     """The ledger's row of one fold job, decoded (None if it has none); the other rows are
     not decoded."""
     key = (experiment, entry, method, str(fold))
-    for row in _raw_rows(path):
+    for row in raw_rows(path):
         if (row["experiment"], row["dataset"], row["method"], row["fold"]) == key:
             return _decoded(row)
     return None
@@ -76,16 +113,16 @@ def current_folds(path: str | Path, head_hashes: dict,
                   options_of: Callable[[str, str], dict] | None = None,
                   standardizes: Callable[[str, str], bool] | None = None
                   ) -> set[tuple[str, str, int]]:
-    """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made from
-    a clean work tree by the method's code hash at HEAD (``head_hashes``: method -> hash), with
-    a reproducible status and, given ``options_of(entry, method)`` and
-    ``standardizes(entry, method)``, the options and input standardisation the config now gives
-    the job (the job still checks them, the seed and the data before reusing)."""
+    """(entry, method, fold) of the ledger's rows that a fold job at HEAD may reuse: made by
+    the method's code hash at HEAD (``head_hashes``: method -> hash; from a committed or a
+    modified work tree alike: the hash is the code), with a reproducible status and, given
+    ``options_of(entry, method)`` and ``standardizes(entry, method)``, the options and input
+    standardisation the config now gives the job (the job still checks them, the seed and
+    the data before reusing)."""
     if not Path(path).is_file():
         return set()
-    return {(row["dataset"], row["method"], int(row["fold"])) for row in _raw_rows(path)
-            if row["code_hash"] == head_hashes.get(row["method"]) and row["dirty"] == "False"
-            and not row["git_commit"].endswith("+dirty")
+    return {(row["dataset"], row["method"], int(row["fold"])) for row in raw_rows(path)
+            if row["code_hash"] == head_hashes.get(row["method"])
             and row["status"] in REPRODUCIBLE_STATUSES
             and (options_of is None
                  or json.loads(row["options"]) == options_of(row["dataset"], row["method"]))
@@ -130,13 +167,13 @@ def reusable_record(ledger: str | Path, *, experiment: str, entry: str, method: 
                     standardized: bool | None = None) -> dict | None:
     """The ledger's result of this fold job if rerunning it would reproduce it, else None.
 
-    Reused only when the row was made from a clean work tree by the same code hash (the
-    method's modules and the numerical packages' versions), with the same options, input
-    standardisation (when the row records it), seed, data set content (SHA-256) and train /
-    test sizes, with a reproducible status, and when every
-    upstream result this job reads (``upstream``: key -> record) was itself reused from the
-    ledger (an upstream fold run anew may differ from the one the row was made from). The
-    returned record says so in ``provenance.reused_from_ledger``.
+    Reused only when the row was made by the same code hash (the method's modules and the
+    numerical packages' versions; from a committed or a modified work tree alike: the same
+    hash is the same code), with the same options, input standardisation (when the row
+    records it), seed, data set content (SHA-256) and train / test sizes, with a reproducible
+    status, and when every upstream result this job reads (``upstream``: key -> record) was
+    itself reused from the ledger (an upstream fold run anew may differ from the one the row
+    was made from). The returned record says so in ``provenance.reused_from_ledger``.
     """
     if not code_hash or not Path(ledger).is_file():
         return None
@@ -146,9 +183,7 @@ def reusable_record(ledger: str | Path, *, experiment: str, entry: str, method: 
     row = ledger_row(ledger, experiment, entry, method, fold)
     if row is None:
         return None
-    same = (row["code_hash"] == code_hash and not row["dirty"]
-            and not str(row["git_commit"]).endswith("+dirty")
-            and row["status"] in REPRODUCIBLE_STATUSES
+    same = (row["code_hash"] == code_hash and row["status"] in REPRODUCIBLE_STATUSES
             and json.dumps(row["options"], sort_keys=True) == json.dumps(options, sort_keys=True)
             and (standardized is None or row.get("standardized") in (None, standardized))
             and row["seed"] == seed and row["data_sha256"] == data_sha256

@@ -1,6 +1,8 @@
 """``gpcbench status``: per experiment and method, how many folds the committed ledger holds
-made by the code at HEAD (current), by other code or a ``+dirty`` tree (stale), or not at all
-(missing), and what rerunning the out-of-date ones costs (the ledger's measured CPU seconds)."""
+made by the code at HEAD as the config now runs it (current, whatever commit they record), by
+other code, options, seed or data (stale; the data's content where it is built under the
+workdir's ``data/processed``), or not at all (missing), and what rerunning the out-of-date
+ones costs (the ledger's measured CPU seconds)."""
 
 from __future__ import annotations
 
@@ -8,24 +10,35 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_methods, read_config_file
-from gpcbench.experiments.ledger import fold_states, ledger_path, state_counts
+from gpcbench.config import entry_data, entry_methods, read_config_file
+from gpcbench.experiments.ledger import (fold_states, ledger_path, recorded_data_checksums,
+                                         state_counts)
 from gpcbench.experiments.registry import method_code_hash
+from gpcbench.experiments.reuse import TEXT_COLUMNS, check_ledger
 
 EMPTY_LEDGER = pd.DataFrame(columns=["dataset", "method", "fold", "code_hash", "git_commit",
                                      "cpu_s"])
 
 
 def experiment_states(config: dict, root: Path) -> pd.DataFrame:
-    """Every fold the config asks for, with its experiment and state (see ``fold_states``)."""
-    methods = {method for spec in config["experiments"].values()
+    """Every fold the config asks for, with its experiment and state (see ``fold_states``);
+    a ledger that cannot be read is a :class:`~gpcbench.experiments.reuse.DamagedLedgerError`
+    naming it."""
+    experiments = config["experiments"]
+    methods = {method for spec in experiments.values()
                for entry in spec["datasets"] for method in entry_methods(spec, entry)}
     head_hashes = {method: method_code_hash(method) for method in sorted(methods)}
+    data_sha256 = recorded_data_checksums(
+        Path(root) / "data" / "processed",
+        {entry_data(spec, entry) for spec in experiments.values() for entry in spec["datasets"]})
     frames = []
-    for experiment in config["experiments"]:
+    for experiment in experiments:
         path = ledger_path(experiment, root)
-        folds = pd.read_csv(path) if path.is_file() else EMPTY_LEDGER
-        states = fold_states(config, experiment, folds, head_hashes)
+        folds = EMPTY_LEDGER
+        if path.is_file():
+            check_ledger(path)
+            folds = pd.read_csv(path, dtype={column: str for column in TEXT_COLUMNS})
+        states = fold_states(config, experiment, folds, head_hashes, data_sha256)
         frames.append(states.assign(experiment=experiment))
     return pd.concat(frames, ignore_index=True)
 

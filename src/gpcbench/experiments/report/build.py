@@ -12,6 +12,7 @@ import pandas as pd
 from gpcbench.config import entry_data, entry_standardizes
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
+from gpcbench.experiments.ledger import data_checksums
 from gpcbench.experiments.report import figure_data, figures
 from gpcbench.experiments.report.cells import (
     confusion_cells,
@@ -68,7 +69,8 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
     """``tables/<name>.md/.csv/.tex`` of one config table. ``config`` needs only the table and
     its experiment; ``data_meta`` only the table's data sets (for the notes); ``datasets``
     (processed name -> Dataset) only for a confusion table (its class names); ``head_hashes``
-    (method -> code hash at HEAD) marks cells built from stale folds."""
+    (method -> code hash at HEAD) marks cells built from stale folds (those of other code, or
+    made otherwise than ``config`` and the data sets' recorded content now say)."""
     table = config["tables"][name]
     notes = entry_notes(config, table, data_meta)
     if table["metric"] == "confusion":
@@ -84,7 +86,8 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
         write_confusion_table(name, table, cells, notes, Path(out))
         return cells
     cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
-                        expected_fold_counts(config, table), head_hashes, config)
+                        expected_fold_counts(config, table), head_hashes, config,
+                        data_checksums(data_meta))
     write_table(name, table, cells, notes, Path(out))
     return cells
 

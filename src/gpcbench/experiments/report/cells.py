@@ -19,7 +19,7 @@ import pandas as pd
 
 from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
 from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se, trace_burn_in
-from gpcbench.experiments.ledger import made_by_head
+from gpcbench.experiments.ledger import is_current
 from gpcbench.experiments.registry import FitContext, method_spec
 
 ERROR_METRICS = ("error", "error_percent", "errors")
@@ -162,17 +162,18 @@ def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
 
 def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
                 expected_folds: dict | None = None, head_hashes: dict | None = None,
-                config: dict | None = None) -> pd.DataFrame:
+                config: dict | None = None, data_sha256: dict | None = None) -> pd.DataFrame:
     """Long table: one row per (data set, method) with ours (mean, spread, s.e. over the
     successful folds), the published value and the flag. ``expected_folds`` (entry -> the
     protocol's fold count) fills ``n_expected``, so a cell built from a partial run says so;
     ``head_hashes`` (method -> code hash at HEAD) fills ``n_stale``, the folds made by other
-    code or a ``+dirty`` tree (0 without it), or, given ``config``, with other options than
-    it gives their jobs."""
+    code (0 without it) or, given ``config`` (and ``data_sha256``, processed data set name ->
+    content SHA-256), with other options, standardisation, seed or data than the config's
+    jobs now have (:func:`~gpcbench.experiments.ledger.is_current`)."""
     names = table.get("method_names", {})
     mine = _table_folds(table, folds).copy()
-    mine["stale"] = (~made_by_head(mine, head_hashes, config) if head_hashes is not None
-                     else False)
+    mine["stale"] = (~is_current(mine, head_hashes, config, data_sha256=data_sha256)
+                     if head_hashes is not None else False)
     mine["value"] = _values(table, mine).where(mine["status"] == "ok")
     # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
     # unless it records diagnostics; a successful fold of a method that has the metric but no

@@ -19,7 +19,7 @@ TABLE_LEGEND = (
     "Cells: reproduced mean ± spread over folds [published value]; `!` = differs from "
     "the published value by more than two combined standard errors; (k/N) = only k of "
     "the protocol's N folds are in; (k stale) = k folds were made by other code than HEAD's "
-    "or from a modified work tree; (k undefined) = k runs have no value (the table's "
+    "or with other options, seed or data than the config's now; (k undefined) = k runs have no value (the table's "
     "notes say why); — = not run / not published.")
 
 CONFUSION_LEGEND = (

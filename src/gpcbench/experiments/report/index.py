@@ -16,7 +16,7 @@ from gpcbench.experiments.report.cells import (
     named_published_cells,
     table_cells,
 )
-from gpcbench.experiments.ledger import fold_states
+from gpcbench.experiments.ledger import data_checksums, fold_states
 from gpcbench.experiments.report.fidelity import (beyond_two_se, beyond_two_se_lines, fidelity,
                                                   fidelity_lines, judged_cells)
 from gpcbench.experiments.report.figures import write_published_vs_reproduced
@@ -76,7 +76,7 @@ def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
     """``index.md``: the fidelity summary (:mod:`~gpcbench.experiments.report.fidelity`),
     links to every table, summary and figure, the experiments whose folds are not all in, per
     table its current, stale and missing folds (given ``head_hashes``, method -> code hash at
-    HEAD), the failed fold jobs, and the provenance of results and data sets."""
+    HEAD; the data sets' content from ``data_meta``), the failed fold jobs, and the provenance of results and data sets."""
     commits = sorted(set(folds["git_commit"].dropna()))
     packages = json.loads(folds["packages"].dropna().iloc[0]) if folds["packages"].notna().any() else {}
     lines = ["# gpcbench reports\n",
@@ -94,9 +94,11 @@ def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
     lines += completeness(config, folds) or ["- every fold result of the config is in"]
     if head_hashes is not None:
         lines += ["\n## Current, stale, missing\n",
-                  "Folds of each table made by the method's code at HEAD (current), by other "
-                  "code or from a modified (`+dirty`) work tree (stale), or not run (missing).\n"]
-        lines += [f"- [{t['title']}](tables/{n}.md): " + table_state_counts(config, t, folds, head_hashes)
+                  "Folds of each table made by the method's code at HEAD as the config now runs "
+                  "it, whatever commit they record (current), by other code, options, seed or "
+                  "data (stale), or not run (missing).\n"]
+        lines += [f"- [{t['title']}](tables/{n}.md): "
+                  + table_state_counts(config, t, folds, head_hashes, data_checksums(data_meta))
                   for n, t in config["tables"].items()]
     lines += ["\n## Failed fold jobs\n"]
     failed = folds[folds["status"] != "ok"]
@@ -114,12 +116,14 @@ def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
     atomic_write_text(out / "index.md", "\n".join(lines) + "\n")
 
 
-def table_state_counts(config: dict, table: dict, folds: pd.DataFrame, head_hashes: dict) -> str:
+def table_state_counts(config: dict, table: dict, folds: pd.DataFrame, head_hashes: dict,
+                       data_sha256: dict | None = None) -> str:
     """'C current, S stale, M missing' over the folds a table shows (its data sets, its
-    ``methods`` if given)."""
+    ``methods`` if given; states as :func:`~gpcbench.experiments.ledger.fold_states` gives
+    them)."""
     experiment = table["experiment"]
     states = fold_states(config, experiment, folds[folds["experiment"] == experiment],
-                         head_hashes)
+                         head_hashes, data_sha256)
     mine = states[states["dataset"].isin(table["datasets"])]
     if "methods" in table:
         mine = mine[mine["method"].isin(table["methods"])]
