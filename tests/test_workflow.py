@@ -259,6 +259,42 @@ def test_run_without_a_target_prints_its_usage_and_starts_nothing(repo):
     assert bad.returncode == 2 and "unknown target 'everything'" in bad.stderr
 
 
+def _run_script(repo, directory):
+    """The run script copied into ``directory`` beside a set-up venv whose python is this
+    interpreter (nothing to install): a run of it starts no pip and no Snakemake here."""
+    shutil.copy2(repo / "run", directory / "run")
+    python = directory / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    (directory / ".venv" / ".installed").touch()
+    return directory / "run"
+
+
+@pytest.mark.parametrize("cores", [["--cores", "0"], ["-c0"], ["--cores=1.5"], ["-c", "two"],
+                                   ["--cores", "-1"]])
+def test_run_rejects_cores_below_one_in_one_line(repo, tmp_path, cores):
+    """Snakemake given --cores 0 waits for ever at "Select jobs to execute..."."""
+    run = subprocess.run([str(_run_script(repo, tmp_path)), "smoke", *cores],
+                         capture_output=True, text=True, timeout=30)
+    value = cores[-1].removeprefix("--cores=").removeprefix("-c") or cores[-1]
+    assert (run.returncode, run.stdout, run.stderr) == (
+        2, "", f"run: --cores '{value}': give a whole number of cores from 1, or 'all'\n")
+
+
+def test_run_smoke_checks_the_config_file_it_is_given(repo, tmp_path):
+    """``./run smoke --configfile X`` runs on X: X is checked, not smoke.yaml."""
+    config = yaml.safe_load((repo / "config" / "smoke.yaml").read_text())
+    config["experiments"][next(iter(config["experiments"]))]["methods"][0] = "lad"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(config))
+    run = subprocess.run([str(_run_script(repo, tmp_path)), "smoke", "--cores", "2",
+                          "--configfile", str(bad)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.startswith("gpcbench check-config: error: config key 'experiments.")
+    assert "unknown method 'lad' (did you mean 'lda'?)" in run.stderr
+
+
 @pytest.mark.slow
 def test_a_configs_workdir_holds_all_its_outputs(copy_of_repo, tmp_path):
     """A smoke or test config (workdir: .test/<name>) writes data, results, logs and reports
