@@ -114,3 +114,28 @@ def test_cli_rejects_a_bad_target_and_writes_nothing(tmp_path, capsys, target, m
                  "--out-md", str(md), "--out-csv", str(csv)]) == 1
     assert message in capsys.readouterr().err
     assert not md.exists() and not csv.exists()
+
+
+def test_the_written_tables_are_the_same_bytes_at_one_and_two_blas_threads(tmp_path):
+    """BLAS threads change the rounding of log Z and of the differences (here by about 1e-12):
+    the tables are written at a precision those do not reach, so they are the same bytes."""
+    from threadpoolctl import threadpool_limits
+
+    from gpcbench.experiments.exact_regression import write_exact_regression
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 8))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=200)
+    data = tmp_path / "toy.npz"
+    save_dataset(Dataset(np.column_stack([X, y]), (y > 0).astype(int),
+                         [f"x{m}" for m in range(8)] + ["target"], ["continuous"] * 9,
+                         ["lo", "hi"]), data, tmp_path / "toy.json")
+    written = []
+    for threads in (1, 2):
+        md, csv = tmp_path / f"{threads}.md", tmp_path / f"{threads}.csv"
+        with threadpool_limits(threads):
+            table = write_exact_regression(data, "target", 1, md, csv, n_folds=3)
+        written.append((md.read_bytes(), csv.read_bytes()))
+    assert written[0] == written[1]
+    assert (table["abs_log_z_diff"] == 0).all()  # rounding error writes as 0
+    assert pd.read_csv(tmp_path / "1.csv")["exact_log_z"].tolist() == table["exact_log_z"].tolist()
