@@ -91,6 +91,22 @@ def test_contraction_equals_gradient_stack(mixed_inputs, scales):
     np.testing.assert_allclose(cov.gradient_contraction(X, weight), expected, rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("log_scale", [200.0, 396.0])
+def test_contraction_is_exact_where_every_correlation_underflows(log_scale):
+    """At an inverse lengthscale so large that exp(-l d / 2) is 0 off the diagonal, every
+    distance term is 0 (d_m(x, x) = 0 on it): the lengthscale's entry is 0, as the stack says,
+    not rounding error times l (1e156 at l = e^396, which sent W&B's HMC trajectories over
+    log l to overflow in the prior)."""
+    X = np.sort(np.random.default_rng(0).uniform(-2, 2, (20, 1)), axis=0)
+    weight = np.random.default_rng(1).standard_normal((20, 20))
+    cov = Covariance(5.0, 0.01, 0.0, math.exp(log_scale))
+    stack = cov.gradients(X)
+    expected = stack.reshape(len(stack), -1) @ weight.ravel()
+    contraction = cov.gradient_contraction(X, weight)
+    assert expected[3] == 0.0 and contraction[3] == 0.0
+    np.testing.assert_allclose(contraction, expected, rtol=1e-12)
+
+
 def test_parameter_vector_round_trip():
     cov = Covariance(2.0, 0.5, 0.25, [0.1, 0.2, 0.3])
     assert cov.param_names[3:] == [f"inverse_lengthscale[{m}]" for m in range(3)]

@@ -247,9 +247,11 @@ def test_hmc_samples_a_banana():
     _check_moments(retained.samples, np.zeros(2), np.diag([1.0, 1 + 2 * b**2]))
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_hmc_on_the_laplace_hyperposterior_matches_grid_moments():
     """W&B's HMC over log w of a 1-D GPC: sample mean and variance against the normalised
-    posterior evaluated on a fine grid (the posterior mean is > 10 s.e. from the prior's)."""
+    posterior evaluated on a fine grid (the posterior mean is > 10 s.e. from the prior's).
+    Warm-up steps reach log w ~ 400; no gradient there may overflow the next point's prior."""
     rng = np.random.default_rng(0)
     X = np.sort(rng.uniform(-2, 2, (20, 1)), axis=0)
     y = np.where(np.sin(3 * X[:, 0]) > 0, 1.0, -1.0)

@@ -232,7 +232,11 @@ class Covariance(CovarianceFunction):
         (p, n, n) stack: for a continuous feature,
         sum_ij g_ij (x_i - x_j)^2 = sum_i x_i^2 (g 1 + g^T 1)_i - 2 x^T g x,  g = weight * theta0 E
         (features centred first to limit cancellation); discrete features use K&G eq. 14 directly.
-        ``signal`` is :meth:`signal` of X if the caller has it already.
+        The diagonal of g is left out of the distance terms: every d_m(x_i, x_i) is 0, but in
+        the expansion it adds terms that cancel only to rounding error, which the inverse
+        lengthscale then multiplies (at l ~ e^400, where the off-diagonal E underflows to 0 and
+        the exact value is 0, that left gradients of 1e156 and sent W&B's HMC trajectories to
+        overflow). ``signal`` is :meth:`signal` of X if the caller has it already.
         """
         X = _as_2d(X)
         n, d = X.shape
@@ -245,6 +249,7 @@ class Covariance(CovarianceFunction):
         out[0] = g.sum()
         out[1] = self.theta1 * weight.sum()
         out[2] = self.theta2 * np.trace(weight)
+        np.fill_diagonal(g, 0.0)  # d_m(x_i, x_i) = 0
         per_feature = self._contract_feature_distances(X, g)
         if self.shared:
             out[3] = -0.5 * self.inverse_lengthscale[0] * per_feature.sum()
