@@ -1,6 +1,7 @@
-"""README.md says what is true: the paths it names exist, its ./run targets are the script's,
-its Snakemake commands plan without error, the config keys and metrics it lists are the
-schema's, and the fold-job count it quotes is the configs'."""
+"""README.md and the docs/ pages say what is true: the README fits a first screen (150 lines)
+and every link of theirs resolves, the paths it names exist, their ./run targets are the
+script's, their Snakemake commands plan without error, the config keys and metrics they list
+are the schema's, and the fold-job counts they quote are the configs'."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 from workflow_helpers import REPO, SNAKEMAKE
 
 README = (REPO / "README.md").read_text()
-CODE_BLOCKS = re.findall(r"```(?:sh|bash)\n(.*?)```", README, re.S)
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = "\n".join(page.read_text() for page in PAGES)  # the README and the pages it links
+CODE_BLOCKS = re.findall(r"```(?:sh|bash)\n(.*?)```", DOCS, re.S)
 TOP_LEVEL = ("workflow/", "src/", "config/", "data/", "reports/", "tests/", "benchmarks/",
              "docs/", ".ci/", "profiles/")
 TOP_FILES = {"Snakefile", "run", "profiles", "environment.yml", "pyproject.toml"}
@@ -31,6 +34,14 @@ def _quoted_paths() -> set[str]:
 @pytest.mark.parametrize("path", sorted(_quoted_paths()))
 def test_quoted_paths_exist(path):
     assert (REPO / path).exists(), f"README names {path}, which does not exist"
+
+
+def test_the_readme_is_a_first_screen_and_every_link_resolves():
+    assert len(README.splitlines()) <= 150
+    broken = [f"{page.relative_to(REPO)}: {target}" for page in PAGES
+              for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text())
+              if "://" not in target and not (page.parent / target).exists()]
+    assert broken == []
 
 
 def _commands(program: str) -> list[list[str]]:
@@ -66,11 +77,12 @@ def test_documented_metrics_and_config_keys_are_the_schemas():
     schema = config_schema()
     metric = schema["$defs"]["fold_metric"]["pattern"]
     plain = re.match(r"\^\((.*?)\|hyperparameter", metric).group(1).split("|")
-    listed = README[README.index("## Adding a table or figure"):]
+    extending = (REPO / "docs" / "extending.md").read_text()
+    listed = extending[extending.index("## Adding a table or figure"):]
     for name in plain:
-        assert f"`{name}`" in listed, f"metric {name} is not in README's table section"
+        assert f"`{name}`" in listed, f"metric {name} is not in docs/extending.md's table section"
     for key in ("workdir", "methods", "options", "upstream", "published", "spread"):
-        assert f"`{key}`" in README, f"config key {key} is not in README"
+        assert f"`{key}`" in DOCS, f"config key {key} is not in the README or docs/"
 
 
 def test_fold_job_counts_are_the_configs():
@@ -81,4 +93,4 @@ def test_fold_job_counts_are_the_configs():
         config = load_config(REPO / "config" / name)
         count = sum(entry_fold_count(spec, entry) * len(entry_methods(spec, entry))
                     for spec in config["experiments"].values() for entry in spec["datasets"])
-        assert int(re.search(quoted, README).group(1).replace(",", "")) == count
+        assert int(re.search(quoted, DOCS).group(1).replace(",", "")) == count
