@@ -9,11 +9,14 @@ limit cut to ``--time-limit`` seconds: a fold stopped at that limit has allocate
 and n x k matrices by then, so its peak is a lower bound close to the whole fit's (the table
 says which folds were stopped). It prints family, method, entry, n, status, the fold's peak
 resident memory (MB, as the fold record keeps it) and the model's ``mem_mb`` request.
-With ``--update-docs FILE`` the table replaces the one between the markers in FILE
-(docs/cluster.md).
+With ``--times`` it measures nothing and prints instead, per family, the longest fold
+(fit + predict wall seconds) the committed ledgers hold and the runtime a fold of that cell
+asks for from it. With ``--update-docs FILE`` the table replaces the one between the markers
+of its kind in FILE (docs/cluster.md).
 
 Usage (from the repository root): python benchmarks/fold_memory.py [--config config/config.yaml]
-       [--time-limit 120] [--cores 2] [--families gkm svm ...] [--update-docs docs/cluster.md]
+       [--time-limit 120] [--cores 2] [--families gkm svm ...] [--times]
+       [--update-docs docs/cluster.md]
 """
 
 import argparse
@@ -27,12 +30,20 @@ from pathlib import Path
 import yaml
 
 from gpcbench.config import entry_methods, entry_train_size, read_config_file
+from gpcbench.experiments.ledger import fold_costs, ledger_path
 from gpcbench.experiments.registry import method_spec
-from gpcbench.fold_requests import FoldRequests
+from gpcbench.fold_requests import FoldRequests, Measured
 from gpcbench.provenance import working_tree_commit
 
 WORKDIR = ".test/fold-memory"
-BEGIN, END = "<!-- fold_memory.py: begin -->", "<!-- fold_memory.py: end -->"
+
+
+def markers(kind: str) -> tuple[str, str]:
+    return f"<!-- fold_memory.py {kind}: begin -->", f"<!-- fold_memory.py {kind}: end -->"
+
+
+def family_of(method: str) -> str:
+    return method_spec(method).factory.__module__.rsplit(".", 1)[-1]
 
 
 def largest_per_family(config: dict) -> dict[str, tuple[str, str, str, int]]:
@@ -44,7 +55,7 @@ def largest_per_family(config: dict) -> dict[str, tuple[str, str, str, int]]:
             for method in entry_methods(spec, entry):
                 if method_spec(method).upstream(0, config.get("methods", {}).get(method, {})):
                     continue
-                family = method_spec(method).factory.__module__.rsplit(".", 1)[-1]
+                family = family_of(method)
                 if family not in largest or n > largest[family][3]:
                     largest[family] = (experiment, entry, method, n)
     return largest
@@ -76,15 +87,55 @@ def table(picks: dict, records: dict, requests: FoldRequests, time_limit: float)
     return "\n".join(lines)
 
 
+def time_table(config: dict) -> str:
+    """Per family: the longest fold of the committed ledgers and the runtime it makes a fold of
+    that cell ask for."""
+    paths = [ledger_path(name) for name in config["experiments"] if ledger_path(name).is_file()]
+    costs = fold_costs(paths)
+    costs = costs[costs["method"].map(lambda m: m in _registered())]
+    costs["family"] = costs["method"].map(family_of)
+    lines = ["| family | longest fold: method | entry | n | wall s | runtime request min |",
+             "| --- | --- | --- | ---: | ---: | ---: |"]
+    for family, group in costs.groupby("family"):
+        row = group.loc[group["wall_s_max"].idxmax()]
+        measured = FoldRequests(config["jobs"], {
+            (row.experiment, row.entry, row.method): Measured(int(row.folds), row.wall_s_max, None)})
+        minutes = measured.runtime(row.experiment, row.entry, row.method, int(row.n_train))
+        lines.append(f"| {family} | {row.method} | {row.experiment}/{row.entry} | "
+                     f"{int(row.n_train)} | {row.wall_s_max:.0f} | {minutes} |")
+    return "\n".join(lines)
+
+
+def _registered() -> set[str]:
+    from gpcbench.experiments.registry import METHODS
+
+    return set(METHODS)
+
+
+def update_docs(path: Path, kind: str, stamp: str, text: str) -> None:
+    begin, end = markers(kind)
+    block = f"{begin}\n{stamp}\n\n{text}\n{end}"
+    path.write_text(re.sub(f"{re.escape(begin)}.*?{re.escape(end)}", lambda _: block,
+                           path.read_text(), flags=re.S))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=Path("config/config.yaml"))
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--families", nargs="*")
+    parser.add_argument("--times", action="store_true")
     parser.add_argument("--update-docs", type=Path, metavar="FILE")
     args = parser.parse_args()
     config = read_config_file(args.config)
+    if args.times:
+        text = time_table(config)
+        print(text)
+        if args.update_docs:
+            update_docs(args.update_docs, "times", "From the committed ledgers by "
+                        f"`benchmarks/fold_memory.py --times` at {working_tree_commit()}:", text)
+        return
     picks = largest_per_family(config)
     if args.families:
         picks = {family: pick for family, pick in picks.items() if family in args.families}
@@ -93,12 +144,8 @@ def main() -> None:
     text = table(picks, records, requests, args.time_limit)
     print(text)
     if args.update_docs:
-        stamp = f"Measured by `benchmarks/fold_memory.py --time-limit {args.time_limit:g}` " \
-                f"at {working_tree_commit()}:"
-        docs = args.update_docs.read_text()
-        block = f"{BEGIN}\n{stamp}\n\n{text}\n{END}"
-        args.update_docs.write_text(re.sub(f"{re.escape(BEGIN)}.*?{re.escape(END)}", lambda _: block, docs,
-                               flags=re.S))
+        update_docs(args.update_docs, "memory", "Measured by `benchmarks/fold_memory.py "
+                    f"--time-limit {args.time_limit:g}` at {working_tree_commit()}:", text)
 
 
 if __name__ == "__main__":
