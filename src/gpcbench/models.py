@@ -14,6 +14,8 @@
   sparse GP classifier built on the same chain (Zhang, Dai & Jordan 2011).
 * :class:`MulticlassEPGaussianProcessClassifier`: multiclass EP / EM-EP in the class-difference
   formulation (K&G sec. 4).
+* :class:`NestedEPMulticlassClassifier`: multiclass GPC with the multinomial probit likelihood
+  and nested EP (Riihimäki, Jylänki & Vehtari 2013; not a method of the benchmark's papers).
 * :class:`SoftmaxLaplaceGaussianProcessClassifier`: multiclass softmax GPC with Laplace's
   approximation and MPL hyperparameters (Williams & Barber 1998, W&B sec. 4).
 * :class:`LaplaceEMGaussianProcessClassifier`: the same model learned by Laplace-EM (Cho, Kim &
@@ -44,6 +46,7 @@ from gpcbench.estimators.laplace_softmax import (
     SoftmaxLaplaceGaussianProcessClassifier,
 )
 from gpcbench.estimators.mcmc_gpc import MCMCGaussianProcessClassifier
+from gpcbench.estimators.nested_ep import NestedEPMulticlassClassifier
 from gpcbench.estimators.sparse_gp import FICGaussianProcessClassifier
 from gpcbench.estimators.sparse_gp_mcmc import FICMCMCClassifier
 from gpcbench.estimators.variational import VariationalGaussianProcessClassifier
@@ -62,6 +65,7 @@ __all__ = [
     "LaplaceGaussianProcessClassifier",
     "MCMCGaussianProcessClassifier",
     "MulticlassEPGaussianProcessClassifier",
+    "NestedEPMulticlassClassifier",
     "SoftmaxLaplaceGaussianProcessClassifier",
     "VariationalGaussianProcessClassifier",
     "gpc_ep_variant",
