@@ -40,7 +40,7 @@ class NestedEPMulticlassClassifier(ClassifierMixin, Eq13Estimator):
 
     Every class has a latent function with the covariance of K&G eq. 13 (theta2 a fixed
     jitter; the likelihood's unit-variance noise sets the scale of the latent values),
-    p(y = c | f) = integral N(u | 0, 1) prod_{j != c} Phi(u + f_c - f_j) du (RJV eq. 5).
+    p(y = c | f) = integral N(u | 0, 1) prod_{j != c} Phi(u + f_c - f_j) du.
 
     Parameters
     ----------
@@ -51,14 +51,14 @@ class NestedEPMulticlassClassifier(ClassifierMixin, Eq13Estimator):
     shared_hyperparameters : bool, default=False
         One covariance for all classes; False gives each class its own, as the softmax models.
     damping : float in (0, 1], default=0.5
-        Damping of the outer EP's parallel updates (RJV sec. 4.3).
+        Damping of the outer EP's parallel updates.
     max_sweeps : int, default=200
         Outer EP sweeps at most (a run at fixed hyperparameters stopping there warns).
     ep_tol : float, default=1e-4
         Outer EP convergence: change of log Z (the moment gap must also be below 1e-3).
     predictive : {"inner-ep", "orthant"}, default="inner-ep"
         Class probabilities from the latent predictive N(mu*, Sigma*): the inner-EP normaliser
-        of every class, normalised (the paper's, RJV sec. 4.4), or the exact
+        of every class, normalised (the paper's), or the exact
         (J-1)-dimensional Gaussian orthant probabilities of f* + noise by Genz's method
         (:func:`~gpcbench.inference.ep_multiclass.orthant_probabilities`).
     max_iter : int, default=200
@@ -77,7 +77,7 @@ class NestedEPMulticlassClassifier(ClassifierMixin, Eq13Estimator):
         Fitted theta0, theta1, theta2, inverse_lengthscale of every class (order of
         ``classes_``).
     log_evidence_ : float
-        Nested-EP log Z (RJV eq. 16) at the fitted values; alias
+        Nested-EP log Z at the fitted values; alias
         ``log_marginal_likelihood_value_``.
     converged_ : bool
         L-BFGS-B met its stopping rule and the final nested EP its tolerances.
@@ -148,7 +148,7 @@ class NestedEPMulticlassClassifier(ClassifierMixin, Eq13Estimator):
         mean, cov = self.latent_predictive(X)
         if self.predictive == "inner-ep":
             return inner_ep_class_probabilities(mean, cov)
-        noisy = cov + np.eye(mean.shape[1])  # f* + e, e ~ N(0, I) (RJV eq. 5)
+        noisy = cov + np.eye(mean.shape[1])  # f* + e, e ~ N(0, I): the likelihood's noise
         return class_probabilities(mean, noisy, self.random_state)
 
     def predict(self, X):

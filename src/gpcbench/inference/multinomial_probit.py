@@ -1,25 +1,29 @@
 """The multinomial probit likelihood and its inner EP (Riihimäki, Jylänki & Vehtari 2013, RJV).
 
-Notation (RJV sec. 3). J classes; at one point the latent vector f = (f_1..f_J) and the label
-y. The multinomial probit (RJV eq. 5) is
+Equation numbers are RJV eq. 12 (site precision), RJV eq. 15 (site natural mean) and RJV
+Appendix A (inner EP), as GPstuff's ``gpep_e`` and ``lik_multinomprobit`` cite them; the other
+steps are named, not numbered.
 
-    p(y | f) = integral N(u | 0, 1) prod_{j != y} Phi(u + f_y - f_j) du,                  (5)
+Notation. J classes; at one point the latent vector f = (f_1..f_J) and the label
+y. The multinomial probit likelihood is
+
+    p(y | f) = integral N(u | 0, 1) prod_{j != y} Phi(u + f_y - f_j) du,
 
 the probability that f_y + e_y beats every f_j + e_j for independent N(0, 1) noises e. With
 the auxiliary u kept, w = (f, u) carries J - 1 probit factors Phi(b_k^T w), b_k = e_y - e_{j_k} +
-e_u for the classes j_1 < ... < j_{J-1} other than y (RJV eq. 9; the rows of GPstuff's
+e_u for the classes j_1 < ... < j_{J-1} other than y (the rows of GPstuff's
 ``Btilde``, with u last as in the paper).
 
-Inner EP (RJV sec. 4.1 and Appendix A). Given a Gaussian cavity N(f | m, V) of the outer EP,
+Inner EP (RJV Appendix A). Given a Gaussian cavity N(f | m, V) of the outer EP,
 the tilted distribution of point i, N(f | m, V) p(y | f), is approximated by running EP on the
 J + 1 dimensional w with prior N(w | (m, 0), blockdiag(V, 1)) and the J - 1 factors above, each
 with a scalar Gaussian site in the direction b_k,
 
-    t~_k(w) = exp(-alpha_k (b_k^T w)^2 / 2 + beta_k b_k^T w),                            (10)
+    t~_k(w) = exp(-alpha_k (b_k^T w)^2 / 2 + beta_k b_k^T w),
 
 updated in turn (the one-dimensional probit moments of :func:`~gpcbench.tilted_moments
 .threshold_tilted` with unit probit variance; rank-one updates of the w-posterior by
-:func:`~gpcbench.inference.ep.site_rank_one`). Its normaliser (RJV eq. 14; the EP evidence of
+:func:`~gpcbench.inference.ep.site_rank_one`). Its normaliser (the EP evidence of
 the inner problem in the natural parameters of :func:`~gpcbench.inference.ep.site_evidence`),
 
     log Z^ = sum_k [log Z_k + 1/2 log(1 + alpha_k / tau_-k) + nu_-k^2 / (2 tau_-k)
@@ -27,9 +31,9 @@ the inner problem in the natural parameters of :func:`~gpcbench.inference.ep.sit
              - 1/2 log|I + Sigma_0 T_w| + 1/2 mu_w^T (Sigma_0^-1 mu_0 + sum_k beta_k b_k)
              - 1/2 mu_0^T Sigma_0^-1 mu_0,
 
-and its w-posterior gives the tilted mean and covariance of f (RJV eqs. 12-13).
+and its w-posterior gives the tilted mean and covariance of f.
 
-The outer site (RJV eqs. 11-12, 15). Integrating u out of N(u | 0, 1) prod_k t~_k leaves a
+The outer site (RJV eqs. 12 and 15). Integrating u out of N(u | 0, 1) prod_k t~_k leaves a
 Gaussian site in f whose precision has the structured form
 
     T~ = diag(pi) - pi pi^T / (1^T pi),   pi_y = 1,  pi_{j_k} = alpha_k,                 (12)
@@ -37,15 +41,15 @@ Gaussian site in f whose precision has the structured form
 and whose natural mean is nu~_y = c, nu~_{j_k} = c alpha_k - beta_k with c = sum_k beta_k /
 (1^T pi) (RJV eq. 15): the precision of the class differences f_y - f_j once the shared u is
 integrated out. T~ 1 = 0, so T~ only sees differences of the latent values, as p(y | f) does.
-The outer posterior then needs J Choleskys of n x n and one of the n x n sum S (RJV sec. 4.2),
+The outer posterior then needs J Choleskys of n x n and one of the n x n sum S,
 :mod:`gpcbench.inference.nested_ep`.
 
 Everything per point is numba-compiled (:func:`inner_ep`, :func:`cavity`) and looped over the
 points in compiled code (:func:`inner_ep_batch`, :func:`cavity_batch`); none of it forms an
-inverse: the cavity of RJV eq. 11 is V = (I - Sigma T~)^-1 Sigma and
+inverse: the cavity is V = (I - Sigma T~)^-1 Sigma and
 m = (I - Sigma T~)^-1 (mu - Sigma nu~) from the posterior marginal N(mu, Sigma).
 
-Predictive class probabilities (RJV sec. 4.4): the inner-EP normaliser Z^ of every class c at
+Predictive class probabilities: the inner-EP normaliser Z^ of every class c at
 the latent predictive N(f* | mu*, Sigma*), normalised over the classes
 (:func:`inner_ep_class_probabilities`, the paper's predictive and GPstuff's ``predy``); the
 exact value is the (J - 1)-dimensional Gaussian orthant probability of f* + e, which
@@ -129,14 +133,14 @@ def inner_ep(y, cav_mean, cav_cov, cav_natural_mean, alpha, beta, max_passes, to
     y : int
         The label.
     cav_mean, cav_cov : arrays (J,), (J, J)
-        The cavity N(f | m, V) (RJV eq. 11).
+        The cavity N(f | m, V).
     cav_natural_mean : array (J,)
         V^-1 m.
     alpha, beta : arrays (J-1,)
-        Inner sites (RJV eq. 10), updated in place.
+        Inner sites, updated in place.
     max_passes : int
         Passes over the J - 1 factors at most: 1 is the paper's incremental update (one inner
-        pass per outer sweep, RJV sec. 4.3), 0 only evaluates the normaliser.
+        pass per outer sweep, the paper's incremental update), 0 only evaluates the normaliser.
     tol : float
         Stop when the largest scaled site change of a pass is below it.
 
@@ -225,7 +229,7 @@ def inner_ep_batch(labels, cav_mean, cav_cov, cav_natural_mean, alpha, beta, max
 
 
 def tilted_log_normaliser(terms, gaussian, alpha, beta) -> np.ndarray:
-    """log Z^ of every point (RJV eq. 14, module docstring) from :func:`inner_ep_batch`'s
+    """log Z^ of every point (module docstring) from :func:`inner_ep_batch`'s
     site terms (log Z_k, tau_-k, nu_-k) and Gaussian parts; shape (n,)."""
     per_site = site_evidence(terms[:, 0], alpha, beta, terms[:, 1], terms[:, 2])
     return np.sum(per_site, axis=1) + gaussian
@@ -266,7 +270,7 @@ def tilted_moments(labels, cav_mean, cav_cov, *, alpha=None, beta=None,
 
 
 def inner_ep_class_probabilities(mean, cov) -> np.ndarray:
-    """Predictive class probabilities by the inner EP (RJV sec. 4.4): Z^ of every class at the
+    """Predictive class probabilities by the inner EP (the paper's; GPstuff's ``predy``): Z^ of every class at the
     latent predictive N(mean_p, cov_p), normalised over the classes; shape (m, J)."""
     mean = np.atleast_2d(np.asarray(mean, dtype=float))
     m, J = mean.shape
@@ -297,7 +301,7 @@ def _is_positive_definite(matrix):
 
 @njit(cache=True)
 def cavity(post_mean, post_cov, pi, site_nu):
-    """The cavity of one point (RJV eq. 11) from its posterior marginal N(mu, Sigma) and its
+    """The cavity of one point from its posterior marginal N(mu, Sigma) and its
     outer site (pi of RJV eq. 12, nu~ of RJV eq. 15), without inverting:
 
         A = I - Sigma T~,   V = A^-1 Sigma,   m = A^-1 (mu - Sigma nu~),   V^-1 m = Sigma^-1 mu - nu~.

@@ -1,7 +1,7 @@
 """Nested EP for multiclass GP classification with the multinomial probit likelihood
 (Riihimäki, Jylänki & Vehtari 2013, RJV), the outer EP.
 
-Notation (RJV secs. 2-4). J classes, n points, latent values f of shape (J, n) stacked class by
+Equation numbers as in :mod:`gpcbench.inference.multinomial_probit`. J classes, n points, latent values f of shape (J, n) stacked class by
 class with the prior N(0, K), K = blockdiag(K_1..K_J) (``K`` of shape (J, n, n); one shared
 covariance or one per class). Every point has one J-dimensional Gaussian site whose precision
 has the structure of RJV eq. 12, T~_i = diag(pi_i) - pi_i pi_i^T / s_i with s_i = 1^T pi_i, and
@@ -13,7 +13,7 @@ natural mean nu~_i (RJV eq. 15), both computed from its inner-EP sites
 the form of the softmax Laplace Hessian W (W&B eq. 23) with the normaliser N in place of I. The
 identities of :mod:`gpcbench.inference.laplace_softmax` carry over because S = sum_c E_c =
 N - R^T D (K^-1 + D)^-1 D R also here (E_c = D_c^1/2 B_c^-1 D_c^1/2, B_c = I + D_c^1/2 K_c
-D_c^1/2): with its :class:`~gpcbench.inference.laplace_softmax.BlockFactors` (RJV sec. 4.2)
+D_c^1/2): with its :class:`~gpcbench.inference.laplace_softmax.BlockFactors` 
 
     (K + T^-1)^-1 = E - E R S^-1 R^T E                       (``BlockFactors.apply_R``)
     log|I + K T|  = sum_c log|B_c| + log|S| - sum_i log s_i,
@@ -24,9 +24,9 @@ factors and the point blocks of that module computed in one pass by triangular s
 sweep costs J + 1 Choleskys of n x n and 3 J triangular solves with n right-hand sides, never a
 (Jn)^3 factorisation.
 
-The outer EP is parallel (RJV sec. 4.3; GPstuff's ``gpep_e``): from the posterior marginals the
-cavities of all points (RJV eq. 11), one incremental pass of inner EP at each (RJV sec. 4.3:
-the inner sites are warm-started from the previous sweep, one pass over the J - 1 factors),
+The outer EP is parallel (as GPstuff's ``gpep_e``): from the posterior marginals the
+cavities of all points, one incremental pass of inner EP at each (the paper's incremental
+update: the inner sites are warm-started from the previous sweep, one pass over the J - 1 factors),
 and the damped update alpha <- alpha + d (alpha^ - alpha), beta likewise, on the inner sites
 (damping the inner sites keeps the structure of RJV eq. 12). A step whose posterior leaves a
 cavity improper is halved, and the damping kept at the halved value; the damping is also
@@ -35,9 +35,9 @@ for :data:`~gpcbench.inference.ep.OSCILLATION_SWEEPS` sweeps, as binary parallel
 stops when the
 change of log Z is below ``tol`` and the largest scaled gap between the posterior marginals and
 the tilted moments (means over posterior s.d., covariances over the products of s.d.s) is
-below ``moment_tol`` (RJV's convergence check).
+below ``moment_tol`` (GPstuff's convergence check, scaled).
 
-The log marginal likelihood (RJV eq. 16; GPstuff's ``logZep``) is
+The log marginal likelihood (GPstuff's ``logZep``) is
 
     log Z_EP = sum_i [log Z^_i - 1/2 log|A_i| - 1/2 mu_i^T Sigma_i^-1 mu_i + 1/2 m_i^T V_i^-1 m_i]
                - 1/2 log|I + K T| + 1/2 nu~^T mu,
@@ -79,7 +79,7 @@ from gpcbench.inference.multinomial_probit import (
     tilted_log_normaliser,
 )
 
-#: Damping of the inner-site updates (RJV sec. 4.3 damp the parallel updates). On synthetic
+#: Damping of the inner-site updates (the paper and GPstuff damp the parallel updates). On synthetic
 #: blobs (n = 200, J = 3 and 6, theta0 = 3 ... 300, tolerances of the optimiser) 0.7 needed
 #: 19-23 sweeps, 0.5 27-34, 0.3 46-58, 0.85 15-85, and undamped updates oscillated at
 #: theta0 >= 30 (benchmarks/bench_nested_ep.py prints the table).

@@ -1,5 +1,5 @@
 """Hyperparameters of nested EP by L-BFGS-B on its log marginal likelihood (Riihimäki, Jylänki &
-Vehtari 2013, RJV sec. 4.5: "type-II maximum a posteriori" with the gradient of RJV eq. 16).
+Vehtari 2013, RJV: type-II maximum likelihood with the exact gradient of the EP evidence).
 
 The scheme of the binary classifier's ``optimizer="lbfgs"``
 (:mod:`gpcbench.learning.evidence_lbfgs`) on the nested-EP evidence: every evaluation runs
