@@ -55,7 +55,7 @@ from gpcbench.mcmc import bayes_svm
 from gpcbench.mcmc.active_set import factor_upsilon, initial_state
 from gpcbench.mcmc.bgkm import (EigenState, coefficients, eigenbasis, precision_terms, rotate,
                                 run_bgkm)
-from gpcbench.mcmc.cholesky import backward_t, dot
+from gpcbench.mcmc.cholesky import backward_t, dot, multiply_lower
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.holmes_held import WhitenedState, holmes_held, whiten
 from gpcbench.mcmc.kernel import kernel_block, mean_distance, rbf, weights
@@ -192,8 +192,7 @@ def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, s
         holmes_held(WhitenedState(W, Z, k1), S, y, mu, row, x)
         t2 = cpu_now(buf)
         for j in range(S.shape[0]):
-            for r in range(k1):
-                C[j, r] = dot(L[r], Z[j], r + 1)
+            multiply_lower(L, k1, Z[j], C[j])
         for r in range(k1):
             w_row[r] = Z[0, r] + np.random.standard_normal()
         backward_t(L, k1, w_row, beta)

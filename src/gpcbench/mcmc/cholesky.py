@@ -1,6 +1,7 @@
-"""Cholesky-factor kernels of the ZDJ samplers (numba): dot products, triangular solves with a
-C-ordered lower factor, and the factor's updates when a row and column are appended or deleted
-(the gamma moves of ZDJ sec. 3.2 change K_gammagamma and Upsilon by one row and column)."""
+"""Cholesky-factor kernels of the ZDJ samplers (numba): dot products, triangular solves and
+products with a C-ordered lower factor (one right-hand side: BLAS-2, dtrsv / dtrmv), and the
+factor's updates when a row and column are appended or deleted (the gamma moves of ZDJ sec. 3.2
+change K_gammagamma and Upsilon by one row and column)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import math
 import numpy as np
 
 from gpcbench.jit import njit
+from gpcbench.mcmc.lapack import trmv, trsv
+
+_TRANS, _NOTRANS = ord("T"), ord("N")  # op of trsv / trmv on L's buffer read column-major (L')
 
 
 @njit(cache=True, fastmath=True)
@@ -22,19 +26,27 @@ def dot(a, b, m):
 
 @njit(cache=True)
 def forward(L, m, b, out):
-    """Solve L[:m, :m] out = b[:m] (forward substitution)."""
+    """Solve L[:m, :m] out = b[:m] (forward substitution, dtrsv; b may be out)."""
     for r in range(m):
-        out[r] = (b[r] - dot(L[r], out, r)) / L[r, r]
+        out[r] = b[r]
+    trsv(_TRANS, m, L, out)
 
 
 @njit(cache=True)
 def backward_t(L, m, b, out):
-    """Solve L[:m, :m]' out = b[:m] (back substitution with the transpose)."""
-    for r in range(m - 1, -1, -1):
-        acc = b[r]
-        for j in range(r + 1, m):
-            acc -= L[j, r] * out[j]
-        out[r] = acc / L[r, r]
+    """Solve L[:m, :m]' out = b[:m] (back substitution with the transpose, dtrsv; b may be
+    out)."""
+    for r in range(m):
+        out[r] = b[r]
+    trsv(_NOTRANS, m, L, out)
+
+
+@njit(cache=True)
+def multiply_lower(L, m, b, out):
+    """out[:m] = L[:m, :m] b[:m] (dtrmv; b may be out)."""
+    for r in range(m):
+        out[r] = b[r]
+    trmv(_TRANS, m, L, out)
 
 
 @njit(cache=True)

@@ -29,7 +29,7 @@ from numba import types
 from numba.extending import overload
 
 from gpcbench.jit import njit
-from gpcbench.mcmc.cholesky import dot
+from gpcbench.mcmc.cholesky import dot, multiply_lower
 from gpcbench.mcmc.lapack import solve_lower_rows
 
 
@@ -180,5 +180,4 @@ def whitened_step_a(Kt, k1, L, W, S, y, C, Z, mu, row, x):
     whiten(Kt, k1, L, W)
     holmes_held(WhitenedState(W, Z, k1), S, y, mu, row, x)
     for j in range(S.shape[0]):
-        for r in range(k1):
-            C[j, r] = dot(L[r], Z[j], r + 1)
+        multiply_lower(L, k1, Z[j], C[j])

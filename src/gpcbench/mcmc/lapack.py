@@ -7,7 +7,8 @@ row-major buffers; a C-ordered lower triangle is a Fortran (column-major) upper 
 same buffer, which is how the arguments below are passed. The thin wrappers (:func:`gemm`,
 :func:`trmm`, :func:`trtri`) take each matrix as a buffer, the flat offset of its first entry and
 its leading dimension, all read column-major (Fortran), so a block of a C-ordered array is
-passed without a copy.
+passed without a copy; :func:`trsv` and :func:`trmv` take a whole C-ordered array and a
+contiguous vector.
 
 :func:`solve_lower_rows` solves a lower triangular system for many right-hand sides by block
 forward substitution, BLAS-3 throughout. It replaced one ``dtrsm``, which with a factor of
@@ -26,12 +27,14 @@ from numba.extending import get_cython_function_address
 from gpcbench.jit import njit
 
 _P = types.voidptr
-for _name, _lib in (("dgemm", "blas"), ("dtrmm", "blas"), ("dpotrf", "lapack"),
-                    ("dtrtri", "lapack")):
+for _name, _lib in (("dgemm", "blas"), ("dtrmm", "blas"), ("dtrsv", "blas"), ("dtrmv", "blas"),
+                    ("dpotrf", "lapack"), ("dtrtri", "lapack")):
     llvm.add_symbol(f"gpcbench_{_name}",
                     get_cython_function_address(f"scipy.linalg.cython_{_lib}", _name))
 _dgemm = types.ExternalFunction("gpcbench_dgemm", types.void(*[_P] * 13))
 _dtrmm = types.ExternalFunction("gpcbench_dtrmm", types.void(*[_P] * 11))
+_dtrsv = types.ExternalFunction("gpcbench_dtrsv", types.void(*[_P] * 8))
+_dtrmv = types.ExternalFunction("gpcbench_dtrmv", types.void(*[_P] * 8))
 _dpotrf = types.ExternalFunction("gpcbench_dpotrf", types.void(*[_P] * 5))
 _dtrtri = types.ExternalFunction("gpcbench_dtrtri", types.void(*[_P] * 6))
 
@@ -88,6 +91,30 @@ def trtri(m, A, a0, lda):
     _dtrtri(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, A.reshape(-1)[a0:].ctypes,
             ints[1:].ctypes, ints[2:].ctypes)
     return ints[2] == 0
+
+
+@njit(cache=True)
+def trsv(trans, m, A, x):
+    """x[:m] <- op(U)^-1 x[:m] for the m x m upper triangle U of A read column-major (dtrsv,
+    non-unit diagonal): for a C-ordered lower L, U = L', so op 'T' solves L x = b and op 'N'
+    solves L' x = b."""
+    chars = np.array([_UPPER, trans, _NONUNIT], dtype=np.uint8)
+    ints = np.array([m, A.shape[1], 1], dtype=np.int32)
+    if m == 0:
+        return
+    _dtrsv(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, ints[0:].ctypes, A.ctypes,
+           ints[1:].ctypes, x.ctypes, ints[2:].ctypes)
+
+
+@njit(cache=True)
+def trmv(trans, m, A, x):
+    """x[:m] <- op(U) x[:m], U as in :func:`trsv` (dtrmv): op 'T' gives L x."""
+    chars = np.array([_UPPER, trans, _NONUNIT], dtype=np.uint8)
+    ints = np.array([m, A.shape[1], 1], dtype=np.int32)
+    if m == 0:
+        return
+    _dtrmv(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, ints[0:].ctypes, A.ctypes,
+           ints[1:].ctypes, x.ctypes, ints[2:].ctypes)
 
 
 @njit(cache=True)
