@@ -139,22 +139,23 @@ def references(shapes, A, B, C, out, buf):
 # --- FBGKM / SGPC ----------------------------------------------------------------------------
 
 GKM_STEPS = ("a  W = L^-1 K~' (whiten)", "a  Holmes-Held loop (ZDJ alg. 1)",
-             "a  C = L Z; beta~ (ZDJ eq. 9)", "b  eta, g; Upsilon = L L'", "b  theta move (ZDJ eq. 8)",
-             "c  gamma move (ZDJ sec. 3.2)")
+             "a  C = L Z; beta~ (ZDJ eq. 9)", "b  eta, g; Upsilon = L L'",
+             "b  theta move (ZDJ eq. 8)", "c  gamma move (ZDJ sec. 3.2)")
 
 
 def gkm_shapes(n, k, p, learn, kind):
     """Per GKM_STEPS: flops and the reference (m, n, k) at n_gamma = k when the sweep's gamma
     move is a birth (kind 0), death (1) or swap (2): a birth's kernel column (3 n p) and
     K~'k_j (2 n k1), or a death's two Cholesky downdates (about k1^2 each), each with its
-    factor's forward solves (k1^2)."""
+    factor's forward solves (k1^2); the theta move (``learn``): the kernel block (3 n k p), the
+    Gram matrix K~'K~ (n k1^2), K~'s and two Cholesky factorisations."""
     k1 = k + 1
     birth, death = 3.0 * n * p + 2.0 * n * k1 + 4.0 * n + 3.0 * k1 * k1, 3.0 * k1 * k1
-    flops = [n * k1 * k1, 6.0 * n * k1, 2.0 * k1 * k1, k1 ** 3 / 3 + 4.0 * k1 * k1,
-             (3.0 * n * k * p + n * k1 * k1 + 2.0 * n * k1 + (k ** 3 + k1 ** 3) / 3) if learn else 0,
+    theta = 3.0 * n * k * p + n * k1 * k1 + 2.0 * n * k1 + (k ** 3 + k1 ** 3) / 3 if learn else 0
+    flops = [n * k1 * k1, 6.0 * n * k1, 2.0 * k1 * k1, k1 ** 3 / 3 + 4.0 * k1 * k1, theta,
              (birth, death, birth + death)[kind]]
-    shapes = [(n, k1, k1), (n, 1, k1), (k1, 1, k1), (k1, k1, k1), (k1, k1, n) if learn else (0, 0, 0),
-              (k1, 1, k1) if kind == 1 else (n, 1, k1)]
+    shapes = [(n, k1, k1), (n, 1, k1), (k1, 1, k1), (k1, k1, k1),
+              (k1, k1, n) if learn else (0, 0, 0), (k1, 1, k1) if kind == 1 else (n, 1, k1)]
     return np.array(flops, dtype=float), np.array(shapes, dtype=np.int64)
 
 
