@@ -6,8 +6,8 @@ starting from n_gamma = k_max (Table 7: chains sit near k_max) and prints sweeps
 the implied time of 10,000 sweeps beside the paper's reported FBGKM times for data sets of the
 same n and k_max (config/published/zhang2011_table3.csv, table11.csv: whole runs, Matlab on a
 2.8 GHz Pentium 4, including prediction), and the share of a sweep spent in step (a)'s
-whitening solve W = L^-1 K~' (:func:`gpcbench.mcmc.holmes_held.whiten`, one n x n_gamma dtrsm,
-n n_gamma^2 flops), timed alone in the same run at the chain's mean n_gamma: the part of the
+whitening solve W = L^-1 K~' (:func:`gpcbench.mcmc.holmes_held.whiten`, a triangular solve
+with n right-hand sides, n n_gamma^2 flops; sampler_roofline.py times every step), timed alone in the same run at the chain's mean n_gamma: the part of the
 sweep no reordering of the sampler's loops can remove. Then the multiclass sampler of section 6.2
 (:func:`gpcbench.mcmc.gkm_multiclass.run_chain_multi`) at n = 300, k_max = 100 for J = 3 and 6 classes,
 beside the binary sampler's rate at the same n and k_max measured in the same run (the paper
