@@ -171,3 +171,8 @@ def test_collect_keeps_the_ledger_rows_it_does_not_replace(tmp_path):
     assert (tmp_path / "folds.csv").read_text().splitlines()[1:] == after[1:2]
     assert after[0] == before[0] and after[2:] == [before[1], before[3]]
     assert len(after) == len(before)
+    # 1-NN taken out of the config: the next collect leaves its row out of the ledger
+    collect_folds([paths["lda", 1]], tmp_path / "folds.csv", ledger,
+                  config_folds={"crabs": {"lda": 2}})
+    kept = gzip.decompress(ledger.read_bytes()).decode().splitlines()
+    assert kept == after[:2] + [before[1]]

@@ -143,7 +143,8 @@ def cmd_run_fold(args) -> None:
 def cmd_collect(args) -> None:
     from gpcbench.experiments.aggregate import collect_folds
 
-    collect_folds(args.results, Path(args.output), ledger=args.ledger)
+    collect_folds(args.results, Path(args.output), ledger=args.ledger,
+                  config_folds=json.loads(args.config_folds) if args.config_folds else None)
 
 
 def cmd_restore_folds(args) -> None:
@@ -240,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output")
     p.add_argument("results", nargs="*", help="none: an experiment with no fold on disk yet")
     p.add_argument("--ledger", help="also write the committed fold ledger (.csv.gz) here")
+    p.add_argument("--config-folds", metavar="JSON",
+                   help="entry -> method -> folds the config asks for: the ledger keeps no "
+                        "other row")
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("restore-folds", help="fold ledger (.csv.gz) -> the folds.csv it came from")

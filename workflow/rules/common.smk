@@ -77,6 +77,13 @@ def fold_results(experiment):
     return [fold_path(experiment, *key) for key in keys]
 
 
+def config_folds(experiment):
+    """entry -> method -> number of folds the config asks of ``experiment``."""
+    spec = EXPERIMENTS[experiment]
+    return {entry: {method: entry_fold_count(spec, entry) for method in entry_methods(spec, entry)}
+            for entry in spec["datasets"]}
+
+
 def fold_path(experiment, entry, method, fold):
     return f"results/{experiment}/{entry}/{method}/fold{fold}.json"
 

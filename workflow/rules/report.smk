@@ -39,8 +39,11 @@ else:
             ledger=update("reports/results/{experiment}.csv.gz"),
         log:
             "logs/collect/{experiment}.log",
+        params:
+            config_folds=lambda w: json.dumps(config_folds(w.experiment)),
         shell:
-            "{GPCBENCH} collect {output.folds} {input} --ledger {output.ledger} 2> {log}"
+            "{GPCBENCH} collect {output.folds} {input} --ledger {output.ledger}"
+            " --config-folds {params.config_folds:q} 2> {log}"
 
 
 def head_hashes(experiments, methods=None):

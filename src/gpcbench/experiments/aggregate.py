@@ -146,18 +146,24 @@ def mean_sd_se(values: np.ndarray) -> tuple[float, float, float]:
     return (float(values.mean()) if n else np.nan), sd, (sd / np.sqrt(n) if n > 1 else np.nan)
 
 
-def collect_folds(result_paths, output: str | Path, ledger: str | Path | None = None) -> pd.DataFrame:
+def collect_folds(result_paths, output: str | Path, ledger: str | Path | None = None,
+                  config_folds: dict | None = None) -> pd.DataFrame:
     """Read fold result JSONs and write them as one CSV (atomically), in the order given (the
     config's: data set, method, fold); also gzipped as the committed ``ledger`` if given,
     followed by the rows the ledger already holds of folds these results do not replace (a
     partial run's folds neither on disk nor current), so that no run drops a fold result from
-    the ledger: it holds at least the rows it held."""
+    the ledger. With ``config_folds`` (entry -> method -> number of folds, the experiment's
+    protocol) only rows of folds the config still asks for are kept: a method or data set
+    taken out of the config leaves the ledger with the next collect."""
     rows = [fold_row(json.loads(Path(p).read_text())) for p in result_paths]
     frame = pd.DataFrame(rows, columns=FOLD_COLUMNS)
     text = frame.to_csv(index=False)
     if ledger is not None:
         replaced = {(row["dataset"], row["method"], str(row["fold"])) for row in rows}
-        ledger_text = text + unreplaced_rows(ledger, FOLD_COLUMNS, replaced)
+        wanted = None if config_folds is None else {
+            (entry, method, str(fold)) for entry, methods in config_folds.items()
+            for method, count in methods.items() for fold in range(count)}
+        ledger_text = text + unreplaced_rows(ledger, FOLD_COLUMNS, replaced, wanted)
     atomic_write_text(Path(output), text)
     if ledger is not None:
         write_ledger(ledger_text, ledger)

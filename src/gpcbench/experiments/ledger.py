@@ -37,16 +37,18 @@ def write_ledger(folds_csv: str, path: str | Path) -> None:
     atomic_write_bytes(Path(path), buffer.getvalue())
 
 
-def unreplaced_rows(ledger: str | Path, columns, replaced) -> str:
+def unreplaced_rows(ledger: str | Path, columns, replaced, wanted=None) -> str:
     """The CSV rows (no header; ``columns``, in that order, '' where a row has none) of the
     ledger at ``ledger`` (none if there is none) whose fold, (dataset, method, fold) as text,
-    is not in ``replaced``, in ledger order and as written there."""
+    is not in ``replaced`` (and is in ``wanted``, if given), in ledger order and as written
+    there."""
     if not Path(ledger).is_file():
         return ""
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     for row in raw_rows(ledger):
-        if (row["dataset"], row["method"], row["fold"]) not in replaced:
+        key = (row["dataset"], row["method"], row["fold"])
+        if key not in replaced and (wanted is None or key in wanted):
             writer.writerow([row.get(column, "") for column in columns])
     return text.getvalue()
 
