@@ -55,7 +55,8 @@ class NestedEPMulticlassClassifier(ClassifierMixin, Eq13Estimator):
     max_sweeps : int, default=200
         Outer EP sweeps at most (a run at fixed hyperparameters stopping there warns).
     ep_tol : float, default=1e-4
-        Outer EP convergence: change of log Z (the moment gap must also be below 1e-3).
+        Outer EP convergence: change of log Z relative to max(1, |log Z|) (the moment gap
+        must also be below 1e-3).
     predictive : {"inner-ep", "orthant"}, default="inner-ep"
         Class probabilities from the latent predictive N(mu*, Sigma*): the inner-EP normaliser
         of every class, normalised (the paper's), or the exact

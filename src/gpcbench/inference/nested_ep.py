@@ -30,12 +30,14 @@ update: the inner sites are warm-started from the previous sweep, one pass over 
 and the damped update alpha <- alpha + d (alpha^ - alpha), beta likewise, on the inner sites
 (damping the inner sites keeps the structure of RJV eq. 12). A step whose posterior leaves a
 cavity improper is halved, and the damping kept at the halved value; the damping is also
-halved (down to :data:`~gpcbench.inference.ep.MIN_DAMPING`) whenever log Z has oscillated
-for :data:`~gpcbench.inference.ep.OSCILLATION_SWEEPS` sweeps, as binary parallel EP does. A run
-stops when the
-change of log Z is below ``tol`` and the largest scaled gap between the posterior marginals and
-the tilted moments (means over posterior s.d., covariances over the products of s.d.s) is
-below ``moment_tol`` (GPstuff's convergence check, scaled).
+halved (down to :data:`~gpcbench.inference.ep.MIN_DAMPING`) whenever, over
+:data:`~gpcbench.inference.ep.OSCILLATION_SWEEPS` sweeps, log Z has alternated by more than
+:data:`OSCILLATION_NATS` without shrinking, as binary parallel EP watches for, or the moment gap
+below has made no new low (near a fixed point log Z alternates at rounding level, which is no
+oscillation). A run stops when the change of log Z is below ``tol`` max(1, |log Z|) and the
+largest scaled gap between the posterior marginals and the tilted moments (means over
+posterior s.d., covariances over the products of s.d.s) is below ``moment_tol`` (GPstuff's
+convergence check, scaled).
 
 The log marginal likelihood (GPstuff's ``logZep``) is
 
@@ -86,6 +88,8 @@ from gpcbench.inference.multinomial_probit import (
 DEFAULT_DAMPING = 0.7
 #: Halvings of a step whose posterior leaves a cavity improper before giving up.
 MAX_HALVINGS = 20
+#: log Z alternating by more than this (nats) without shrinking is a two-cycle of the updates.
+OSCILLATION_NATS = 1e-3
 
 
 @dataclass
@@ -250,13 +254,18 @@ def log_evidence(labels, state: _State) -> float:
     return value
 
 
-def _oscillates(trace) -> bool:
-    """Whether the last OSCILLATION_SWEEPS increments of log Z alternate in sign without
-    shrinking (a two-cycle; a damped approach to the fixed point alternates too, and halving
-    the damping there only slows it)."""
+def _oscillates(trace, gaps) -> bool:
+    """Whether the parallel updates orbit instead of converging: over the last
+    OSCILLATION_SWEEPS sweeps log Z alternated by more than :data:`OSCILLATION_NATS` without
+    shrinking (a two-cycle), or the moment gap made no new low (a chaotic orbit). Near a fixed
+    point log Z also alternates, at the level of rounding, and halving the damping there only
+    slows the approach."""
+    if len(gaps) <= OSCILLATION_SWEEPS:
+        return False
     steps = np.diff(trace[-OSCILLATION_SWEEPS - 1:])
-    return (steps.size == OSCILLATION_SWEEPS and bool(np.all(steps[1:] * steps[:-1] < 0))
-            and abs(steps[-1]) >= abs(steps[-3]))
+    two_cycle = (bool(np.all(steps[1:] * steps[:-1] < 0)) and abs(steps[-1]) > OSCILLATION_NATS
+                 and abs(steps[-1]) >= 0.5 * abs(steps[-3]))
+    return two_cycle or min(gaps[-OSCILLATION_SWEEPS:]) >= min(gaps[:-OSCILLATION_SWEEPS])
 
 
 def _moment_gap(state: _State, tilted_mean, tilted_cov) -> float:
@@ -283,7 +292,9 @@ def nested_ep(K, labels, *, damping: float = DEFAULT_DAMPING, max_sweeps: int = 
     max_sweeps : int
         Outer sweeps at most.
     tol, moment_tol : float
-        Convergence thresholds on the change of log Z and on the scaled gap between posterior
+        Convergence thresholds on the change of log Z relative to max(1, |log Z|) (its
+        rounding grows with the latent scale: at signal variances near 1e6 log Z wanders by
+        1e-5 at a fixed point) and on the scaled gap between posterior
         marginals and tilted moments.
     initial_sites : (alpha, beta), optional
         Inner sites (n, J-1) to start from (``NestedEPResult.sites``); default zero.
@@ -308,16 +319,18 @@ def nested_ep(K, labels, *, damping: float = DEFAULT_DAMPING, max_sweeps: int = 
         state = _state(K, labels, zero, zero.copy())
     if state is None:
         raise FloatingPointError("nested EP: improper cavity at the starting sites")
-    trace, sweeps, damped_at = [], 0, 0
+    trace, gaps, sweeps, damped_at = [], [], 0, 0
     while True:
         trace.append(log_evidence(labels, state))
         new_alpha, new_beta, inner = _inner(labels, state, 1, 0.0)
-        gap = _moment_gap(state, inner[0], inner[1])
-        converged = len(trace) >= 2 and abs(trace[-1] - trace[-2]) < tol and gap < moment_tol
+        gaps.append(_moment_gap(state, inner[0], inner[1]))
+        converged = (len(trace) >= 2
+                     and abs(trace[-1] - trace[-2]) < tol * max(1.0, abs(trace[-1]))
+                     and gaps[-1] < moment_tol)
         if converged or sweeps >= max_sweeps:
             break
-        if _oscillates(trace[damped_at:]) and damping > MIN_DAMPING:
-            damping, damped_at = max(0.5 * damping, MIN_DAMPING), len(trace) - 1
+        if _oscillates(trace[damped_at:], gaps[damped_at:]) and damping > MIN_DAMPING:
+            damping, damped_at = max(0.5 * damping, MIN_DAMPING), len(gaps) - 1
         for _ in range(MAX_HALVINGS):
             proposal = _state(K, labels, state.alpha + damping * (new_alpha - state.alpha),
                               state.beta + damping * (new_beta - state.beta))
