@@ -5,8 +5,12 @@ K&G's two-level 5-fold grid search (:class:`gpcbench.baselines.svm.TwoLevelGridS
 Jordan's Adult2 (n = 20,000) the search would take hours a partition (one SVC fit on 16,000 of
 its rows takes 20-35 CPU-s). Here the search runs on ``search_rows`` rows drawn at random
 without replacement from the fold's seed (6,000 by default: Adult1's training size, where the
-full search costs 6-10 CPU-min), and the SVC with the chosen (C, l) is then fitted to every
-training row. With ``search_rows >= n`` this is :class:`TwoLevelGridSVM` itself.
+full search cost 6-10 CPU-min refitting SVC from the raw inputs at every grid point, and costs
+about a quarter of that reusing each width's Gram matrix: 831 against 197 CPU-s on Adult1's
+partition 0 on one host, the two forms of benchmarks/bench_svm_search.py), and the SVC with
+the chosen (C, l) is then fitted to every training row, its kernel cache holding the whole
+problem (1.5 GB at 20,000 rows; :func:`gpcbench.baselines.svm.kernel_cache_mb`). With
+``search_rows >= n`` this is :class:`TwoLevelGridSVM` itself.
 """
 
 from __future__ import annotations
