@@ -233,11 +233,11 @@ def serve(path: Path, idle_s: float) -> None:
     lock = _take_the_socket(path)
     if lock is None:
         return
-    _warm_imports()
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
-    listener.listen(64)
+    listener.listen(64)  # jobs connect now and wait in the queue while the imports run
+    _warm_imports()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     children: dict[int, socket.socket] = {}
