@@ -81,10 +81,10 @@ from gpcbench.inference.multinomial_probit import (
     tilted_log_normaliser,
 )
 
-#: Damping of the inner-site updates (the paper and GPstuff damp the parallel updates). On synthetic
-#: blobs (n = 200, J = 3 and 6, theta0 = 3 ... 300, tolerances of the optimiser) 0.7 needed
-#: 19-23 sweeps, 0.5 27-34, 0.3 46-58, 0.85 15-85, and undamped updates oscillated at
-#: theta0 >= 30 (benchmarks/bench_nested_ep.py prints the table).
+#: Damping of the inner-site updates (the paper and GPstuff damp the parallel updates). On
+#: synthetic blobs (n = 200, J = 3 and 6, theta0 = 3 ... 300, tolerances of the optimiser) 0.7
+#: needed 18-23 sweeps, 0.5 27-34, 0.3 46-58, 0.85 14-85; undamped updates fall into a two-cycle
+#: at theta0 >= 30 and converge in 32-38 once halved to 0.5 (benchmarks/bench_nested_ep.py).
 DEFAULT_DAMPING = 0.7
 #: Halvings of a step whose posterior leaves a cavity improper before giving up.
 MAX_HALVINGS = 20
