@@ -177,8 +177,11 @@ def posterior_marginals(K, pi):
         E_c = D_c - (E_c K_c) D_c                      (E_c K_c D_c = D_c^1/2 (I - B_c^-1) D_c^1/2),
 
     then Sigma_i[a, b] = delta_ab (K_a - K_a E_a K_a)_ii + (G_a^T G_b)_ii, G_c = M^-1 E_c K_c
-    (S = M M^T). Four n x n triangular solves and a Cholesky per class (3.3 n^3 flops), no
-    inverse. Returns (BlockFactors, Sigma of shape (n, J, J)).
+    (S = M M^T). Per class a Cholesky and three triangular solves with n right-hand sides (two
+    with L_c, one with M; 3.3 n^3 flops), no inverse. E_c from the last identity (symmetrised)
+    agreed with D_c^1/2 B_c^-1 D_c^1/2 from LAPACK's potri as closely as potri with a direct
+    solve of (K + D^-1) E = I (1e-12 relative at signal variance 1e3, 1e-9 at 1e6, site
+    precisions 1e-14 to 1). Returns (BlockFactors, Sigma of shape (n, J, J)).
     """
     n_classes, n = pi.shape
     E = np.empty((n_classes, n, n))
