@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,14 +46,14 @@ def job(tmp_path, sources):
                  tmp_path / "toy.npz", tmp_path / "toy.json")
     atomic_write_json(tmp_path / "splits.json",
                       {"folds": [{"train": list(range(40)), "test": list(range(40, 60))}]})
-    runtime = tmp_path / "run"
-    runtime.mkdir()
+    runtime = Path(tempfile.mkdtemp(prefix="gpcb-"))  # short: pytest's tmp_path may be too
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), IDLE_VARIABLE: "120",
            "PYTHONPATH": f"{HOOK}:{sources}"}
     env.pop("GPCBENCH_SNAKEMAKE_PROCESS", None)
     yield tmp_path, env
     for pid in _servers(env):
         os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _command(directory: Path, method: str, output: str) -> list[str]:
@@ -137,3 +138,15 @@ def test_a_killed_job_takes_its_fold_with_it(job):
     (server,) = _servers(env)
     children = Path(f"/proc/{server}/task/{server}/children").read_text().split()
     assert children == []
+
+
+def test_a_socket_path_too_long_for_linux_fits_in_the_job_and_says_why(job):
+    directory, env = job
+    runtime = directory / ("r" * 100)  # the socket path would pass unix(7)'s 108 bytes
+    runtime.mkdir()
+    start = time.monotonic()
+    run = subprocess.run(_command(directory, "lda", "long.json"), cwd=directory,
+                         env={**env, "XDG_RUNTIME_DIR": str(runtime)}, capture_output=True, text=True)
+    assert run.returncode == 0 and (directory / "long.json").exists()
+    assert "no fold server: its socket path" in run.stderr and "XDG_RUNTIME_DIR" in run.stderr
+    assert time.monotonic() - start < 30  # at once, not after START_TIMEOUT_S of retries

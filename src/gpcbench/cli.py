@@ -102,7 +102,7 @@ def cmd_run_fold(args) -> None:
     unless ``--in-process`` (:mod:`gpcbench.fold_server`); exit with ORPHANED_EXIT, writing
     nothing, when Snakemake is gone."""
     from gpcbench.experiments.reuse import reuse_fold
-    from gpcbench.fold_server import enabled, run_in_server
+    from gpcbench.fold_server import ServerUnavailable, enabled, run_in_server
     from gpcbench.seeds import derive_seed
 
     upstream = dict(item.split("=", 1) for item in args.upstream)
@@ -119,11 +119,12 @@ def cmd_run_fold(args) -> None:
                   file=sys.stderr)
             return
     if not args.in_process and enabled():
-        status = run_in_server([*_without_option(args.argv, "--reuse-ledger"), "--in-process"])
-        if status is not None:
-            raise SystemExit(status)
-        print("gpcbench run-fold: no fold server answered; fitting in this process",
-              file=sys.stderr)
+        try:
+            raise SystemExit(run_in_server([*_without_option(args.argv, "--reuse-ledger"),
+                                            "--in-process"]))
+        except ServerUnavailable as reason:
+            print(f"gpcbench run-fold: no fold server: {reason}; fitting in this process",
+                  file=sys.stderr)
     from gpcbench.experiments.run_fold import OrphanedError, run_fold  # the numerical stack
 
     try:

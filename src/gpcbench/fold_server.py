@@ -15,7 +15,8 @@ without a fold. Its socket is named by a hash of everything the imported code de
 (interpreter, package directory and sources, PYTHONPATH, thread and numba settings, which
 modules read when imported), so an edit to any
 module is served by a new server. ``GPCBENCH_FOLD_SERVER=0`` runs every fold job in its own
-process, as does any job that cannot reach a server within START_TIMEOUT_S (it says so).
+process, as does any job that cannot reach a server (it says why: a socket path longer than
+Linux allows, a server that failed to start, or none answering within START_TIMEOUT_S).
 Standard library only; Linux (``socket.send_fds``).
 """
 
@@ -48,6 +49,11 @@ PACKAGE = Path(__file__).resolve().parent
 WARM_PACKAGES = ("gpcbench.experiments.run_fold", "gpcbench.estimators", "gpcbench.baselines")
 HEADER_BYTES = 8
 STATUS_BYTES = 4
+SOCKET_PATH_MAX = 107  # bytes of sun_path before its terminating NUL (Linux unix(7))
+
+
+class ServerUnavailable(Exception):
+    """No fold server can take this job; the message says why."""
 
 
 def enabled() -> bool:
@@ -86,30 +92,36 @@ def _connect(path: Path) -> socket.socket | None:
     return conn
 
 
-def _connect_or_start(path: Path) -> socket.socket | None:
-    """A connection to the server at ``path``, starting one if there is none; None when none
-    answers within START_TIMEOUT_S."""
+def _connect_or_start(path: Path) -> socket.socket:
+    """A connection to the server at ``path``, starting one if there is none."""
+    if len(os.fsencode(path)) > SOCKET_PATH_MAX:
+        raise ServerUnavailable(f"its socket path {path} is longer than Linux allows "
+                                f"({SOCKET_PATH_MAX} bytes); set XDG_RUNTIME_DIR to a shorter "
+                                f"directory")
     deadline = time.monotonic() + START_TIMEOUT_S
     server = None
+    log_path = path.with_suffix(".log")
     while time.monotonic() < deadline:
         if (conn := _connect(path)) is not None:
             return conn
-        if server is None or server.poll() is not None:  # none yet, or it gave way to another
-            with open(path.with_suffix(".log"), "ab") as log:
+        if server is not None and server.poll() not in (None, 0):
+            raise ServerUnavailable(f"the server exited with status {server.returncode}; "
+                                    f"see {log_path}")
+        if server is None or server.poll() == 0:  # none yet, or it gave way to another
+            with open(log_path, "ab") as log:
                 server = subprocess.Popen(
                     [sys.executable, "-m", "gpcbench.fold_server", str(path)],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                     start_new_session=True)
         time.sleep(0.05)
-    return None
+    raise ServerUnavailable(f"none answered at {path} within {START_TIMEOUT_S:.0f} s")
 
 
-def run_in_server(argv: list[str]) -> int | None:
+def run_in_server(argv: list[str]) -> int:
     """Run ``gpcbench *argv`` in a child of the fold server with this process's streams,
-    directory and environment; its exit status, or None when no server could be reached."""
+    directory and environment; its exit status. Raises ServerUnavailable when no server
+    can take the job."""
     conn = _connect_or_start(socket_path())
-    if conn is None:
-        return None
     with conn:
         request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
         socket.send_fds(conn, [len(request).to_bytes(HEADER_BYTES, "big")], [0, 1, 2])
