@@ -79,18 +79,18 @@ def test_published_rate_turns_a_time_per_run_into_units_per_second_for_listed_me
     assert cells["pub_mean"].to_dict() == {"M": 5.0, "K": 25.0}
 
 
-def test_sweeps_per_second_count_every_chain_of_the_method_and_its_options():
-    """FBGKM's estimator runs n_chains = 2 by default, 3 when the options say so; k-NN has no
-    chains (NaN). n_iter is the sweeps per chain."""
+def test_sweeps_per_second_count_every_chain_the_fold_recorded():
+    """n_iter is the sweeps per chain, n_chains the fitted sampler's (recorded by the fold);
+    k-NN has no chains and a fold recorded before n_chains has no count (NaN both)."""
     from gpcbench.experiments.report.cells import metric_values
 
-    folds = pd.concat([_folds([0.1, 0.1], "fbgkm", "FBGKM"), _folds([0.1], "knn", "k-NN")],
+    folds = pd.concat([_folds([0.1, 0.1, 0.1], "fbgkm", "FBGKM"), _folds([0.1], "knn", "k-NN")],
                       ignore_index=True)
-    folds["options"] = [json.dumps({}), json.dumps({"n_chains": 3}), json.dumps({})]
-    folds["n_iter"] = [1000, 1000, np.nan]
-    folds["fit_s"] = [4.0, 5.0, 1.0]
+    folds["n_chains"] = [2, 3, np.nan, np.nan]
+    folds["n_iter"] = [1000, 1000, 1000, np.nan]
+    folds["fit_s"] = [4.0, 5.0, 1.0, 1.0]
     values = metric_values(folds, "sweeps_per_s").tolist()
-    assert values[:2] == [500.0, 600.0] and np.isnan(values[2])
+    assert values[:2] == [500.0, 600.0] and np.isnan(values[2]) and np.isnan(values[3])
 
 
 def test_collected_folds_keep_cpu_seconds_and_options(tmp_path):

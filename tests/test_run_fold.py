@@ -143,6 +143,24 @@ def test_sampler_acceptance_rates_and_diagnostics_round_trip_as_json(fold_inputs
     assert record["convergence"] == written["convergence"]
 
 
+@pytest.mark.parametrize("options, chains", [({}, 2), ({"n_chains": 3}, 3)])
+def test_a_sampler_records_the_chains_it_ran(fold_inputs, monkeypatch, options, chains):
+    """FBGKM runs two chains by default and as many as its options say: the record keeps the
+    fitted estimator's count (the report's sweeps per second multiply n_iter by it)."""
+    from gpcbench.estimators.gkm import FBGKMClassifier
+
+    monkeypatch.setitem(registry.METHODS, "small-fbgkm", MethodSpec(
+        name="small-fbgkm", label="FBGKM", factory=lambda ctx: FBGKMClassifier(
+            n_sweeps=20, burn_in=10, thin=2, k_max=5, random_state=0, **ctx.options)))
+    record = run_fold(experiment="e", dataset_id="toy", method="small-fbgkm", fold=0,
+                      data_path=fold_inputs / "toy.npz", splits_path=fold_inputs / "splits.json",
+                      output=fold_inputs / "f.json", options=options, seed=1,
+                      standardize_inputs=False)
+    assert record["status"] == "ok", record["message"]
+    assert record["convergence"]["n_chains"] == chains
+    assert _run(fold_inputs, "scripted-ok")["convergence"]["n_chains"] is None
+
+
 @pytest.mark.parametrize("method, status, text", [
     ("scripted-raise", "failed", "RuntimeError: boom"),
     ("scripted-diverge", "diverged", "log Z is NaN"),

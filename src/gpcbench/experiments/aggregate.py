@@ -14,7 +14,7 @@ from gpcbench.io import atomic_write_text
 FOLD_COLUMNS = [
     "experiment", "dataset", "method", "label", "fold", "status", "message", "error", "nlpd",
     "nonfinite_nlpd", "brier", "n_test", "confusion", "n_train", "options", "standardized", "fit_s",
-    "predict_s", "cpu_s", "converged", "n_iter", "convergence_warnings", "other_warnings",
+    "predict_s", "cpu_s", "converged", "n_iter", "n_chains", "convergence_warnings", "other_warnings",
     "log_evidence", "hyperparameters", "trace", "diagnostics", "seed", "data_sha256", "code_hash",
     "git_commit", "dirty", "packages", "host", "peak_rss_mb",
 ]
@@ -39,6 +39,7 @@ def fold_row(record: dict) -> dict:
         "fit_s": timings.get("fit_s"), "predict_s": timings.get("predict_s"),
         "cpu_s": timings.get("cpu_s"),
         "converged": convergence.get("converged"), "n_iter": convergence.get("n_iter"),
+        "n_chains": convergence.get("n_chains"),
         "convergence_warnings": json.dumps(convergence.get("warnings", [])),
         "other_warnings": json.dumps(convergence.get("other_warnings", [])),
         "log_evidence": record.get("log_evidence"),

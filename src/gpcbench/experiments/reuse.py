@@ -151,6 +151,7 @@ def record_from_row(row: dict) -> dict:
                                               "n_test", "confusion")},
         "timings": {key: row[key] for key in ("fit_s", "predict_s", "cpu_s")},
         "convergence": {"converged": row["converged"], "n_iter": row["n_iter"],
+                        "n_chains": row.get("n_chains"),
                         "trace": row["trace"], "diagnostics": row["diagnostics"],
                         "warnings": row["convergence_warnings"],
                         "other_warnings": row["other_warnings"]},

@@ -132,6 +132,8 @@ def fit_and_predict(method: str, ctx: FitContext, X_train, y_train, X_test, n_cl
         "converged": bool(getattr(estimator, "converged_", not convergence_warnings)),
         "warnings": convergence_warnings, "other_warnings": caught.lines("other"),
         "n_iter": getattr(estimator, "n_iter_", None),
+        # samplers: the chains n_iter counts the sweeps of each (sweeps per second in reports)
+        "n_chains": estimator.get_params().get("n_chains"),
         "trace": getattr(estimator, "convergence_trace_", getattr(estimator, "trace_", [])),
         "log_evidence": getattr(estimator, "log_evidence_", None),
         # MCMC samplers: per chain (MCMC GPC), per move (GKM) or, for HMC Laplace, one rate
@@ -224,7 +226,7 @@ def _add_outcome(record: dict, outcome: dict, y_test, method: str, n_classes: in
     record["hyperparameters"] = outcome["hyperparameters"]
     record["log_evidence"] = outcome["log_evidence"]
     record["convergence"] = {key: outcome[key] for key in (
-        "converged", "n_iter", "trace", "acceptance_rates", "diagnostics", "warnings",
+        "converged", "n_iter", "n_chains", "trace", "acceptance_rates", "diagnostics", "warnings",
         "other_warnings")}
 
 

@@ -10,7 +10,6 @@ spread, the binomial standard error of an error rate on the test set.
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
@@ -20,7 +19,6 @@ import pandas as pd
 from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
 from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se, trace_burn_in
 from gpcbench.experiments.ledger import is_current
-from gpcbench.experiments.registry import FitContext, method_spec
 
 ERROR_METRICS = ("error", "error_percent", "errors")
 
@@ -63,21 +61,12 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
 
 
 def _sweeps_per_second(folds: pd.DataFrame) -> pd.Series:
-    """n_iter (sweeps per chain) x n_chains / fit seconds; NaN for methods without chains.
-
-    The number of chains is the ``n_chains`` of the estimator the fold's method and options
-    build (the records keep the options given, not the defaults filled in).
-    """
-    @functools.cache  # one estimator per (method, options), not one per fold
-    def chains(method, options) -> float:
-        context = FitContext(options=json.loads(options), seed=0, n_jobs=1, feature_types=(),
-                             fold=0)
-        return float(method_spec(method).factory(context).get_params().get("n_chains", np.nan))
-
+    """n_iter (sweeps per chain) x n_chains (the fitted estimator's, as the fold recorded it)
+    / fit seconds; NaN for methods without chains and folds recorded before ``n_chains``."""
     n_iter = pd.to_numeric(folds["n_iter"], errors="coerce")
-    n_chains = [chains(method, options) if pd.notna(sweeps) else np.nan
-                for method, options, sweeps in zip(folds["method"], folds["options"], n_iter)]
-    return n_iter * np.array(n_chains) / folds["fit_s"].astype(float)
+    n_chains = pd.to_numeric(folds.get("n_chains", pd.Series(np.nan, index=folds.index)),
+                             errors="coerce")
+    return n_iter * n_chains / folds["fit_s"].astype(float)
 
 
 def _hyperparameter(text, metric: str) -> float:
