@@ -545,6 +545,7 @@ def test_softmax_refit_at_recorded_hyperparameters_predicts_as_the_fixed_estimat
 
 def test_figures_of_a_sampler_and_of_refitted_decision_regions(tmp_path):
     from gpcbench.data.dataset import Dataset, save_dataset
+    from gpcbench.experiments.decision_regions import decision_regions
     from gpcbench.experiments.report.build import write_report
 
     rng = np.random.default_rng(0)
@@ -580,7 +581,8 @@ def test_figures_of_a_sampler_and_of_refitted_decision_regions(tmp_path):
                 "methods": ["hmc"], "datasets": ["mix"]}}}
     inputs = dict(data_meta_paths=[tmp_path / "mix.json"], data_paths=[
         tmp_path / "mix.npz", tmp_path / "mix3.npz"], split_paths=[
-        tmp_path / "exp" / "mix.json", tmp_path / "exp" / "mix3.json"])
+        tmp_path / "exp" / "mix.json", tmp_path / "exp" / "mix3.json"],
+        refit_regions=decision_regions)
     for name in ("regions", "ard"):
         write_report(config, [tmp_path / "f.csv"], tmp_path, tmp_path / "out",
                      only=f"figure:{name}", **inputs)

@@ -167,9 +167,10 @@ def cmd_status(args) -> None:
 
 
 def cmd_report(args) -> None:
+    from gpcbench.experiments.decision_regions import decision_regions
     from gpcbench.experiments.report.build import write_report
 
-    write_report(config=json.loads(args.config_json), fold_tables=args.folds,
+    write_report(refit_regions=decision_regions, config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),
                  data_meta_paths=args.data_meta, only=args.only, data_paths=args.data,
                  split_paths=args.splits,

@@ -32,14 +32,16 @@ from gpcbench.experiments.report.index import parse_target, report_targets, writ
 
 def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
                  only: str | None = None, data_paths=(), split_paths=(),
-                 head_hashes: dict | None = None):
+                 head_hashes: dict | None = None, refit_regions=None):
     """Write one output group of ``report_targets`` (``only``, e.g. ``table:kim2006_table4``)
     or, without ``only``, all of them under ``out_dir``. The Snakemake rules run one group per
     job, passing only the folds, data-set metadata and config that group needs, and the
     processed data sets (``data/processed/<name>.npz``) and split files
     (``data/splits/<experiment>/<entry>.json``) of confusion tables and decision-region
     figures. ``head_hashes`` (method -> code hash at HEAD) marks table cells built from stale
-    folds and counts current, stale and missing folds per table in ``index.md``."""
+    folds and counts current, stale and missing folds per table in ``index.md``.
+    ``refit_regions`` (:func:`gpcbench.experiments.decision_regions.decision_regions`, which
+    the command passes; the report itself evaluates no model) draws decision-regions figures."""
 
     targets = [parse_target(config, only)] if only else [
         parse_target(config, target) for target in report_targets(config)]
@@ -58,7 +60,7 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
             write_summary(name, config["experiments"][name], summary, out)
         elif kind == "figure":
             write_config_figure(name, config, folds, data_meta, out, datasets, splits,
-                                published_dir)
+                                published_dir, refit_regions)
         else:
             write_overview(config, folds, published_dir, data_meta, out, head_hashes)
 
@@ -94,10 +96,11 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
 
 def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,
                         out: Path, datasets: dict | None = None, splits: dict | None = None,
-                        published_dir=None):
+                        published_dir=None, refit_regions=None):
     """``figures/<name>.png`` of one config figure (convergence, relevance, hmc_relevance,
     decision_regions or timing; decision_regions needs its data set in ``datasets`` and its
-    split in ``splits``, keyed by (experiment, entry); timing needs its ``table`` in
+    split in ``splits``, keyed by (experiment, entry), and ``refit_regions``, the function
+    that refits it (see :func:`write_report`); timing needs its ``table`` in
     ``config`` and that table's published file in ``published_dir``)."""
     spec = config["figures"][name]
     path = Path(out) / "figures" / f"{name}.png"
@@ -128,8 +131,11 @@ def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta:
                 entry = entries[0]
                 data = required(datasets, entry_data(experiment, entry), "--data")
                 split = required(splits, (spec["experiment"], entry), "--splits")
-                regions = figure_data.decision_regions(spec, entry, folds, data, split,
-                                                       entry_standardizes(experiment, entry))
+                if refit_regions is None:
+                    raise ValueError("report needs the refit of decision regions "
+                                     "(gpcbench.experiments.decision_regions)")
+                regions = refit_regions(spec, entry, folds, data, split,
+                                        entry_standardizes(experiment, entry))
                 figures.write_decision_regions_figure(spec, regions, path)
         except ValueError as exc:
             raise ValueError(f"figure '{name}': {exc}") from None

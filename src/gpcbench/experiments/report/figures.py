@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpcbench.experiments.report.figure_data import DecisionRegions, Trace
+from gpcbench.experiments.report.figure_data import Trace
 from gpcbench.io import atomic_write_bytes
 
 
@@ -104,7 +104,7 @@ def write_hmc_relevance_figure(spec: dict, summaries: dict, names: dict, path: P
     save(fig, path)
 
 
-def write_decision_regions_figure(spec: dict, regions: DecisionRegions, path: Path):
+def write_decision_regions_figure(spec: dict, regions, path: Path):
     """CKP Fig. 1(c): the refitted classes over the grid, the training points and the
     misclassified test points; the title gives the refit's test error beside the fold
     record's (they agree up to the Laplace mode's tolerance)."""
