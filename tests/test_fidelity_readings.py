@@ -48,7 +48,7 @@ def _case(tmp_path, protocol="random"):
     table = {"title": "T", "experiment": "exp", "datasets": {"d1": "Data One"},
              "metric": "error_percent", "spread": "sd",
              "published": {"file": "pub.csv", "mean": "error_mean_percent",
-                           "spread": "error_std"}}
+                           "spread": "error_std", "n": R}}
     config = {"tables": {"t": table}, "experiments": {"exp": {
         "paper": "p", "protocol": {"type": protocol, "partitions": R, "n_train": POOL - TEST_ROWS,
                                    "n_test": TEST_ROWS},

@@ -394,7 +394,7 @@ def test_stale_folds_are_marked_in_cells_and_counted_in_the_index(report_inputs,
                  [d / "d1.json", d / "d2_data.json"], head_hashes={"m": "h", "k": "other"})
     table = (d / "out" / "tables" / "t1.md").read_text()
     row = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| ")}
-    assert "(2 stale) [" in row["| M"] and "(3 stale)" in row["| K"]
+    assert "(2 stale) [" in row["| M"] and "(3 stale)" in row["| K †"]  # K: not in the paper
     index = (d / "out" / "index.md").read_text()
     assert "- [T1](tables/t1.md): 1 current, 5 stale, 0 missing" in index
     assert "- [T2](tables/t2.md): 2 current, 4 stale, 0 missing" in index
@@ -599,7 +599,7 @@ def test_a_cell_from_fewer_folds_than_the_protocol_says_how_many(tmp_path):
     cells = table_cells(TABLE, folds, published_cells(TABLE, tmp_path), {"d1": 4})
     wide = wide_table(TABLE, cells)
     assert wide.loc["M", "Data One"] == "0.2000 ± 0.0577 (3/4) [0.1000 ± 0.0100]"
-    assert wide.loc["K", "Data One"] == "0.2000 ± 0.0408"
+    assert wide.loc["K †", "Data One"] == "0.2000 ± 0.0408"  # K: not in the paper
     assert "(" not in wide_table(TABLE, table_cells(TABLE, folds, published_cells(TABLE, tmp_path))
                                  ).loc["M", "Data One"]
 
@@ -774,3 +774,53 @@ def test_the_committed_index_gives_a_cause_for_every_accuracy_cell_beyond_two_se
     assert [cause for cause, _ in per_cause] == list(CAUSES)
     assert sum(int(n) for _, n in per_cause) == total > 0
     assert "no cause recorded" not in section and "Recorded causes of cells" not in section
+
+
+@pytest.mark.parametrize("table, runs, expected", [
+    ({"metric": "error", "spread": "se"}, "10 folds",
+     "**Unit**: error rate, the fraction of test points misclassified. **Cell**: ours, mean ± "
+     "s.e. over 10 folds [published mean ± s.e.]."),
+    ({"metric": "error_percent", "spread": "sd", "published": {"file": "p.csv", "n": 20}},
+     "20 random partitions",
+     "**Unit**: test error in percent. **Cell**: ours, mean ± s.d. over 20 random partitions "
+     "[published mean ± s.d. over the paper's 20 partitions, which the two-s.e. test reads as "
+     "an s.e. of s.d. / √20]."),
+    ({"metric": "errors", "spread": "none"}, "",
+     "**Unit**: number of test errors. **Cell**: ours, on the fixed training / test split "
+     "[published value]."),
+    ({"metric": "diagnostic:n_active.most_frequency", "spread": "none"}, "20 random partitions",
+     "**Unit**: sweeps. **Cell**: ours, mean over 20 random partitions [published value]."),
+])
+def test_a_table_header_states_its_unit_and_spread(table, runs, expected):
+    from gpcbench.experiments.report.formats import table_header
+
+    assert table_header(table, runs) == expected
+
+
+def test_runs_are_named_by_the_protocol_of_the_tables_data_sets():
+    from gpcbench.experiments.report.build import runs_phrase
+
+    config = {"experiments": {"e": {"protocol": {"type": "kfold", "folds": 10}, "datasets": {
+        "a": {}, "b": {"protocol": {"type": "random", "partitions": 20}}, "c": {}}}}}
+    assert runs_phrase(config, {"experiment": "e", "datasets": {"a": "A", "c": "C"}}) == "10 folds"
+    assert runs_phrase(config, {"experiment": "e", "datasets": {"a": "A", "b": "B"}}) == (
+        "10 folds or 20 random partitions")
+
+
+def test_the_index_opens_with_a_line_per_paper_counting_accuracy_cells_only():
+    """Timing and diagnostic tables stay out of a paper's count; a paper without an entry in
+    papers.yaml is named by its key."""
+    from gpcbench.experiments.report.fidelity import COLUMNS, paper_lines
+
+    def row(paper, table, accuracy, testable, within, allowed):
+        return dict.fromkeys(COLUMNS, 0) | {
+            "paper": paper, "table": table, "accuracy": accuracy, "original_testable": testable,
+            "original_within_2se": within, "original_within_2se_allowed": allowed}
+
+    summary = pd.DataFrame([row("z", "z_err", True, 10, 4, 6), row("z", "z_time", False, 9, 0, 0),
+                            row("k", "k_err", True, 5, 5, 5)], columns=COLUMNS)
+    papers = {"z": {"citation": "Z & Y (2011)", "title": "Kernels", "venue": "JMLR 12"}}
+    lines = paper_lines(summary, papers)
+    assert lines[1:] == ["- **Z & Y (2011)**, *Kernels*, JMLR 12: 4 of 10 (40 %); 6 under the "
+                         "allowed reading",
+                         "- **k**: 5 of 5 (100 %); 5 under the allowed reading", ""]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_data, entry_standardizes
+from gpcbench.config import entry_data, entry_protocol, entry_standardizes, n_folds
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.experiments.ledger import data_checksums
@@ -28,6 +28,11 @@ from gpcbench.experiments.report.formats import (
     write_table,
 )
 from gpcbench.experiments.report.index import parse_target, report_targets, write_overview
+
+
+#: What one run of a protocol type is called in a table's header (none: one fixed split).
+RUN_KINDS = {"kfold": "folds", "blocks": "folds", "random": "random partitions",
+             "per_class": "random partitions"}
 
 
 def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
@@ -90,8 +95,22 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
     cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
                         expected_fold_counts(config, table), head_hashes, config,
                         data_checksums(data_meta))
-    write_table(name, table, cells, notes, Path(out))
+    write_table(name, table, cells, notes, Path(out), runs_phrase(config, table))
     return cells
+
+
+def runs_phrase(config: dict, table: dict) -> str:
+    """Over what a table's cells are taken, from its data sets' protocols: '10 folds',
+    '20 random partitions' (joined by 'or' where they differ), '' for a fixed split."""
+    experiment = config["experiments"][table["experiment"]]
+    phrases = []
+    for entry in table["datasets"]:
+        protocol = entry_protocol(experiment, entry)
+        kind = RUN_KINDS.get(protocol["type"])
+        phrase = f"{n_folds(protocol)} {kind}" if kind else ""
+        if phrase not in phrases:
+            phrases.append(phrase)
+    return " or ".join(phrases)
 
 
 def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,

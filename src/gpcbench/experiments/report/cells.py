@@ -228,7 +228,8 @@ def combined_se(table: dict, cell) -> float:
     the test is undefined).
 
     The published spread is turned into a standard error (``published.n`` values behind an
-    s.d.: ZDJ's 20 partitions, K&G's 10 repetitions); for error metrics printed without a
+    s.d., which the config schema requires of a table with ``spread: sd``: ZDJ's 20
+    partitions, K&G's 10 repetitions); for error metrics printed without a
     spread, each side gets the binomial standard error of an error rate on the test set.
     """
     if pd.isna(cell.ours) or pd.isna(cell.pub_mean):
@@ -242,7 +243,7 @@ def combined_se(table: dict, cell) -> float:
         return float(np.sqrt(2 * p * (1 - p) / cell.n_test) * scale)
     pub_se = cell.pub_spread
     if spread_kind == "sd" and not pd.isna(pub_se):
-        pub_se = pub_se / np.sqrt(table.get("published", {}).get("n", 20))
+        pub_se = pub_se / np.sqrt(table["published"]["n"])
     return float(np.sqrt(cell.ours_se ** 2 + (0.0 if pd.isna(pub_se) else pub_se ** 2)))
 
 
@@ -325,11 +326,16 @@ def confusion_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
 
 
 def error_fractions(name: str, table: dict, cells: pd.DataFrame) -> pd.DataFrame:
-    """Cells of an error-metric table with ours and the published value as error rates."""
+    """Cells of an error-metric table with ours, the published value and two combined standard
+    errors (:func:`combined_se`) as error rates (``ours_fraction``, ``pub_fraction``,
+    ``two_se_fraction``)."""
     denom = (cells.groupby("entry")["n_test"].transform("max") if table["metric"] == "errors"
              else {"error": 1.0, "error_percent": 100.0}[table["metric"]])
+    two_se = pd.Series([2 * combined_se(table, cell) for cell in cells.itertuples()],
+                       index=cells.index, dtype=float)
     return cells.assign(table=name, ours_fraction=cells["ours"] / denom,
-                        pub_fraction=cells["pub_mean"] / denom)
+                        pub_fraction=cells["pub_mean"] / denom,
+                        two_se_fraction=two_se / denom)
 
 
 def entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:

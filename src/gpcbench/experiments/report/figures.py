@@ -165,18 +165,40 @@ def write_timing_figure(spec: dict, bars: pd.DataFrame, path: Path):
     save(fig, path)
 
 
-def write_published_vs_reproduced(all_cells: pd.DataFrame, out: Path):
+MARKERS = "osD^v<>ph"
+
+
+def write_published_vs_reproduced(all_cells: pd.DataFrame, papers: dict, out: Path):
     """``figures/published_vs_reproduced.png``: every error-metric cell with both values, as
-    error rates (:func:`~gpcbench.experiments.report.cells.error_fractions`)."""
+    error rates (:func:`~gpcbench.experiments.report.cells.error_fractions`), one colour and
+    marker per paper (``papers``: key -> citation), bars of two combined standard errors,
+    cells on stand-in data sets hollow and labelled with the data set's name."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 5))
-    both = all_cells.dropna(subset=["ours", "pub_mean"])
-    for name, group in both.groupby("table"):
-        ax.scatter(group["pub_fraction"], group["ours_fraction"], label=name, s=18)
-    ax.plot([0, 0.5], [0, 0.5], color="grey", lw=0.8)
+    fig, ax = plt.subplots(figsize=(6, 6))
+    both = all_cells.dropna(subset=["ours_fraction", "pub_fraction"])
+    colours = plt.get_cmap("tab10")
+    for k, (paper, group) in enumerate(both.groupby("paper", sort=False)):
+        colour, marker = colours(k % 10), MARKERS[k % len(MARKERS)]
+        ax.errorbar(group["pub_fraction"], group["ours_fraction"],
+                    yerr=group["two_se_fraction"].fillna(0.0), fmt="none", ecolor=colour,
+                    alpha=0.35, lw=0.8)
+        standin = group["substitute"].astype(bool)
+        ax.scatter([], [], color=colour, marker=marker, s=20,
+                   label=papers.get(paper, {}).get("citation", paper or "(no paper)"))
+        ax.scatter(group.loc[~standin, "pub_fraction"], group.loc[~standin, "ours_fraction"],
+                   color=colour, marker=marker, s=20)
+        if standin.any():
+            ax.scatter(group.loc[standin, "pub_fraction"], group.loc[standin, "ours_fraction"],
+                       facecolors="none", edgecolors=colour, marker=marker, s=20)
+            for name, cells in group[standin].groupby("substitute", sort=False):
+                top = cells.loc[cells["ours_fraction"].idxmax()]
+                ax.annotate(f"{name} (stand-in)", (top["pub_fraction"], top["ours_fraction"]),
+                            textcoords="offset points", xytext=(4, 4), fontsize=6, color=colour)
+    top = float(np.nanmax([both[["ours_fraction", "pub_fraction"]].to_numpy().max(), 0.05]))
+    ax.plot([0, top], [0, top], color="grey", lw=0.8)
     ax.set_xlabel("published error rate")
-    ax.set_ylabel("reproduced error rate")
-    ax.set_title("Reproduced vs published error rates")
+    ax.set_ylabel("reproduced error rate (bars: ± 2 combined s.e.)")
+    ax.set_title("Reproduced vs published error rates (hollow: stand-in data sets)")
     if len(both):
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=7)
     save(fig, out / "figures" / "published_vs_reproduced.png")

@@ -15,12 +15,25 @@ from gpcbench.io import atomic_write_text
 DIGITS = {"error": 4, "error_percent": 2, "errors": 1, "log_evidence": 2, "time_s": 1,
           "cpu_s": 1, "sweeps_per_s": 2}
 
+#: Where the report explains the two-standard-error test (relative to reports/tables/).
+FIDELITY_DOC = "../../docs/fidelity.md"
+#: Each metric's unit, as a table's header states it.
+UNITS = {"error": "error rate, the fraction of test points misclassified",
+         "error_percent": "test error in percent", "errors": "number of test errors",
+         "time_s": "wall seconds of fit and predict per run",
+         "cpu_s": "CPU seconds of fit and predict per run",
+         "sweeps_per_s": "sampler sweeps (all chains) per wall second of fit",
+         "log_evidence": "approximate log evidence log Z"}
+SPREADS = {"se": "s.e.", "sd": "s.d."}
+NOT_IN_PAPER = "†"
+
 TABLE_LEGEND = (
-    "Cells: reproduced mean ± spread over folds [published value]; `!` = differs from "
-    "the published value by more than two combined standard errors; (k/N) = only k of "
-    "the protocol's N folds are in; (k stale) = k folds were made by other code than HEAD's "
-    "or with other options, seed or data than the config's now; (k undefined) = k runs have no value (the table's "
-    "notes say why); — = not run / not published.")
+    f"`!` = differs from the published value by more than two combined standard errors "
+    f"([how an s.e. is derived]({FIDELITY_DOC})); {NOT_IN_PAPER} = a row not in the paper; "
+    "(k/N) = only k of the protocol's N runs are in; (k stale) = k runs were made by other "
+    "code than HEAD's or with other options, seed or data than the config's now; "
+    "(k undefined) = k runs have no value (the table's notes say why); — = not run / not "
+    "published.")
 
 CONFUSION_LEGEND = (
     "Cells: fraction of the row's true class assigned to the column's predicted class, "
@@ -55,16 +68,48 @@ def cell_text(r, digits: int) -> str:
     return f"{ours}{' !' if r.flag else ''} [{format_value(r.pub_mean, r.pub_spread, digits)}]"
 
 
+def unit(metric: str) -> str:
+    """The unit a table's header states for its metric."""
+    if metric.startswith("hyperparameter:"):
+        return f"the learned {metric.split(':', 1)[1]}"
+    if metric.startswith("trace_burn_in:") or metric.endswith("burn_in"):
+        return "sweeps"
+    if metric.startswith("diagnostic:"):
+        return "sweeps" if metric.endswith("most_frequency") else "number of active vectors"
+    return UNITS[metric]
+
+
+def table_header(table: dict, runs: str) -> str:
+    """The line under a table's title: its unit and what a cell holds, ours and published;
+    ``runs`` says over what ours is taken (e.g. '10 folds', '20 random partitions'; '' for
+    one fixed training / test split)."""
+    spread = SPREADS.get(table.get("spread", "se"))
+    if not runs:
+        ours = "on the fixed training / test split"
+    else:
+        ours = f"mean ± {spread} over {runs}" if spread else f"mean over {runs}"
+    published = f"published mean ± {spread}" if spread else "published value"
+    if spread == "s.d." and table.get("published"):
+        published += (f" over the paper's {table['published']['n']} partitions, which the "
+                      f"two-s.e. test reads as an s.e. of s.d. / √{table['published']['n']}")
+    return f"**Unit**: {unit(table['metric'])}. **Cell**: ours, {ours} [{published}]."
+
+
 def wide_table(table: dict, cells: pd.DataFrame) -> pd.DataFrame:
     """The printed table: one row per method (the cells' row order), one column per data set
-    (the table's order), each cell as :func:`cell_text` gives it."""
+    (the table's order), each cell as :func:`cell_text` gives it; when the table has published
+    values, a method without any is marked not in the paper."""
     metric = table["metric"]
     digits = DIGITS.get(metric, 1 if metric.startswith(("diagnostic:", "trace_burn_in:")) else 4)
     text = cells.assign(text=[cell_text(r, digits) for r in cells.itertuples()])
     wide = text.pivot_table(index="method", columns="dataset", values="text", aggfunc="first")
     order = [table["datasets"][e] for e in table["datasets"] if table["datasets"][e] in wide.columns]
     rows = text.sort_values("row", kind="stable")["method"].drop_duplicates()
-    return text_frame(wide.reindex(index=rows, columns=order))
+    wide = text_frame(wide.reindex(index=rows, columns=order))
+    printed = set(cells.loc[cells["pub_mean"].notna(), "method"])
+    if printed:
+        wide.index = [m if m in printed else f"{m} {NOT_IN_PAPER}" for m in wide.index]
+    return wide
 
 
 def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -93,11 +138,14 @@ def latex(frame: pd.DataFrame, title: str, index_name: str = "Method") -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], out: Path):
-    """``tables/<name>.md`` (the wide table, legend and notes), ``.csv`` (the long cells) and
-    ``.tex`` (the wide table)."""
+def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], out: Path,
+                runs: str):
+    """``tables/<name>.md`` (the wide table under its unit, cell and legend lines, then the
+    notes), ``.csv`` (the long cells) and ``.tex`` (the wide table); ``runs`` as
+    :func:`table_header` takes it."""
     wide = wide_table(table, cells)
-    md = [f"# {table['title']}\n", TABLE_LEGEND + "\n", markdown(wide, "Method")]
+    md = [f"# {table['title']}\n", table_header(table, runs) + "\n", TABLE_LEGEND + "\n",
+          markdown(wide, "Method")]
     md += [f"- {note}" for note in notes]
     atomic_write_text(out / "tables" / f"{name}.md", "\n".join(md) + "\n")
     atomic_write_text(out / "tables" / f"{name}.csv", cells.to_csv(index=False))

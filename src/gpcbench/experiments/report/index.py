@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from gpcbench.experiments.report.cells import (
     ERROR_METRICS,
@@ -16,9 +17,10 @@ from gpcbench.experiments.report.cells import (
     named_published_cells,
     table_cells,
 )
+from gpcbench.config import entry_data
 from gpcbench.experiments.ledger import data_checksums, fold_states
 from gpcbench.experiments.report.fidelity import (beyond_two_se, beyond_two_se_lines, fidelity,
-                                                  fidelity_lines, judged_cells)
+                                                  fidelity_lines, judged_cells, paper_lines)
 from gpcbench.experiments.report.figures import write_published_vs_reproduced
 from gpcbench.io import atomic_write_text
 
@@ -61,26 +63,49 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
         error_fractions(name, table,
                         table_cells(table, folds, named_published_cells(name, table,
                                                                         published_dir)))
+        .assign(paper=config["experiments"][table["experiment"]].get("paper", ""),
+                substitute=lambda cells, t=table: cells["entry"].map(
+                    lambda entry: substitute_name(config, t, entry, data_meta)))
         for name, table in config["tables"].items() if table["metric"] in ERROR_METRICS
     ]
     write_published_vs_reproduced(
-        pd.concat(all_cells, ignore_index=True) if all_cells else
-        pd.DataFrame(columns=["table", "ours", "pub_mean", "ours_fraction", "pub_fraction"]), out)
+        pd.concat(all_cells, ignore_index=True) if all_cells else pd.DataFrame(
+            columns=["table", "paper", "dataset", "substitute", "ours_fraction",
+                     "pub_fraction", "two_se_fraction"]), load_papers(published_dir), out)
     cells = judged_cells(config, folds, published_dir, data_meta)
+    summary = fidelity(cells)
     write_index(config, folds, data_meta, out, head_hashes,
-                fidelity_lines(fidelity(cells)) + beyond_two_se_lines(*beyond_two_se(cells, config)))
+                fidelity_lines(summary) + beyond_two_se_lines(*beyond_two_se(cells, config)),
+                paper_lines(summary, load_papers(published_dir)))
+
+
+def substitute_name(config: dict, table: dict, entry: str, data_meta: dict) -> str:
+    """The printed name of a table column's data set when it is a stand-in ('' otherwise)."""
+    experiment = config["experiments"][table["experiment"]]
+    meta = data_meta.get(entry_data(experiment, entry), {})
+    return table["datasets"][entry] if meta.get("substitute") else ""
+
+
+def load_papers(published_dir) -> dict:
+    """``papers.yaml`` of the published numbers: paper key -> citation, title, venue (none
+    when the directory has no such file)."""
+    path = Path(published_dir) / "papers.yaml"
+    return yaml.safe_load(path.read_text()) if path.is_file() else {}
 
 
 def write_index(config: dict, folds: pd.DataFrame, data_meta: dict, out: Path,
-                head_hashes: dict | None = None, fidelity_section: list[str] = ()):
-    """``index.md``: the fidelity summary (:mod:`~gpcbench.experiments.report.fidelity`),
-    links to every table, summary and figure, the experiments whose folds are not all in, per
+                head_hashes: dict | None = None, fidelity_section: list[str] = (),
+                first_screen: list[str] = ()):
+    """``index.md``: the ``first_screen`` (a line per paper), the fidelity summary
+    (:mod:`~gpcbench.experiments.report.fidelity`), links to every table, summary and figure, the experiments whose folds are not all in, per
     table its current, stale and missing folds (given ``head_hashes``, method -> code hash at
     HEAD; the data sets' content from ``data_meta``), the failed fold jobs, and the provenance of results and data sets."""
     commits = sorted(set(folds["git_commit"].dropna()))
     packages = json.loads(folds["packages"].dropna().iloc[0]) if folds["packages"].notna().any() else {}
-    lines = ["# gpcbench reports\n",
-             f"Generated from {len(folds)} fold results ({(folds['status'] == 'ok').sum()} ok).\n",
+    lines = ["# gpcbench: Gaussian process classification papers, reproduced\n",
+             *first_screen,
+             f"From {len(folds)} fold results ({(folds['status'] == 'ok').sum()} ok); tables, "
+             "figures and every count below follow.\n",
              *fidelity_section,
              "## Tables (reproduced beside published)\n"]
     lines += [f"- [{t['title']}](tables/{n}.md) ([csv](tables/{n}.csv), [tex](tables/{n}.tex))"
