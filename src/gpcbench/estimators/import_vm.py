@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
 from gpcbench.inference.import_vm import select_imports
-from gpcbench.mcmc.kernel import mean_distance, rbf
+from gpcbench.kernels.rbf import mean_distance, rbf
 
 #: Default lambdas (of the averaged loss), decreasing: 10^-1, 10^-1.5, ..., 10^-6.
 DEFAULT_LAMBDAS = tuple(10.0 ** (-k / 2) for k in range(2, 13))

@@ -26,8 +26,8 @@ from gpcbench.estimators._common import BinaryOnly, binary_signs, store_paramete
 from gpcbench.estimators.probit_output import ProbitPredictions
 from gpcbench.gaussian import SiteFactorization
 from gpcbench.inference.ivm import select_active_set
+from gpcbench.kernels.rbf import mean_distance, rbf
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.kernel import mean_distance, rbf
 
 
 class IVMClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimator):

@@ -16,7 +16,6 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import Covariance
 from gpcbench.estimators._common import (
     Eq13Estimator,
     class_indices,
@@ -24,11 +23,12 @@ from gpcbench.estimators._common import (
     store_parameters,
 )
 from gpcbench.inference.laplace_softmax import (
-    SoftmaxCovariance,
     laplace_mode,
     latent_predictive,
     mc_class_probabilities,
 )
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.learning.laplace_em import laplace_em
 from gpcbench.learning.mpl import LearningResult, softmax_mpl
 

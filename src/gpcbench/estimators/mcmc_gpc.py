@@ -22,7 +22,6 @@ from gpcbench.estimators._common import (
     store_parameters,
 )
 from gpcbench.estimators.laplace import WB_LEARNED
-from gpcbench.learning.mpl import GaussianLogPrior
 from gpcbench.mcmc.diagnostics import summarize
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
@@ -33,6 +32,7 @@ from gpcbench.mcmc.gp_latent import (
     run_chains,
     softmax_log_likelihood,
 )
+from gpcbench.priors import GaussianLogPrior
 
 #: Training points whose predictive probability is diagnosed (R-hat, ESS).
 N_PROBES = 3

@@ -23,9 +23,9 @@ from gpcbench.estimators._common import (
     store_parameters,
 )
 from gpcbench.inference.ep_multiclass import class_probabilities
-from gpcbench.inference.laplace_softmax import SoftmaxCovariance
 from gpcbench.inference.multinomial_probit import inner_ep_class_probabilities
 from gpcbench.inference.nested_ep import DEFAULT_DAMPING, nested_ep
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.learning.nested_ep_evidence import hyperparameters, maximize_nested_evidence
 from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.monitor import warn_at_cap
