@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs
+from gpcbench.estimators.base import BinaryOnly, binary_signs
 from gpcbench.mcmc.bayes_svm import (
     SHRINKAGES,
     TRACED,

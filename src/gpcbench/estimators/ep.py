@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     BinaryOnly,
     Eq13Estimator,
     binary_signs,

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import class_indices, store_parameters
+from gpcbench.estimators.base import class_indices, store_parameters
 from gpcbench.estimators.ep import EPGaussianProcessBase
 from gpcbench.inference.ep import DEFAULT_SCHEDULE
 from gpcbench.inference.ep_multiclass import (

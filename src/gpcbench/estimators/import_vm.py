@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.inference.import_vm import select_imports
 from gpcbench.kernels.rbf import mean_distance, rbf
 

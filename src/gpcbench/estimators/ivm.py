@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.estimators.probit_output import ProbitPredictions
 from gpcbench.gaussian import SiteFactorization
 from gpcbench.inference.ivm import select_active_set

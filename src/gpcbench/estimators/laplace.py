@@ -15,7 +15,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     BinaryOnly,
     Eq13Estimator,
     binary_signs,

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     Eq13Estimator,
     class_indices,
     document_covariance,

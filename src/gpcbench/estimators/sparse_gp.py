@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.estimators.probit_output import ProbitPredictions
 from gpcbench.inference.ep_fic import fic_expectation_propagation
 from gpcbench.inference.ep_fic_gradient import fic_log_evidence_gradient

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.kernels.fic import DEFAULT_JITTER, FICPrior
 from gpcbench.kernels.rbf import mean_distance
 from gpcbench.likelihoods import ProbitLikelihood

@@ -1,5 +1,8 @@
 """Set-up shared by the GP estimators: parameters, label checks and the K&G eq. 13 covariance.
 
+Public, so that the baselines (:mod:`gpcbench.baselines`, a layer above) take their
+constructors' :func:`store_parameters` from here too.
+
 * :func:`store_parameters`: the body of every constructor (scikit-learn's rule: ``__init__``
   stores its arguments unchanged, under their own names, so ``get_params`` and ``clone`` work;
   the signatures stay explicit because scikit-learn reads them).
