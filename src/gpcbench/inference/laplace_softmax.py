@@ -6,7 +6,8 @@ n points;
 latent values ``f`` of shape (C, n) stacked class by class (W&B eq. 13, CKP eq. 1);
 one-hot targets ``Y`` (C, n); ``pi`` = softmax over classes of every column (W&B eq. 11,
 CKP eqs. 6, 15); the prior covariance K = blockdiag(K_1..K_C) (W&B eq. 12, CKP eq. 3;
-:class:`~gpcbench.kernels.multiclass.SoftmaxCovariance`), ``K`` of shape (C, n, n). The likelihood Hessian is (W&B Appendix C, W&B eq. 23, CKP eqs. 16-17)
+:class:`~gpcbench.kernels.multiclass.SoftmaxCovariance`), ``K`` of shape (C, n, n). The
+likelihood Hessian is (W&B Appendix C, W&B eq. 23, CKP eqs. 16-17)
 
     W = D - Pi Pi^T,   D = diag(pi),   Pi = D R,   R = [I_n; ...; I_n]  (Cn x n),
 

@@ -2,8 +2,9 @@
 width theta per feature or one shared, and ZDJ sec. 5.1's default width.
 
 One implementation, :func:`rbf_value` (numba), serves the samplers' kernel columns and blocks
-and the predictions' kernel matrices (:func:`rbf`). It sums squared coordinate differences, so
-inputs far from the origin keep their precision (the expansion |a|^2 + |b|^2 - 2 a'b cancels).
+and the predictions' kernel matrices (:func:`rbf`; :func:`rbf_with_bias` adds a constant). It
+sums squared coordinate differences, so inputs far from the origin keep their precision (the
+expansion |a|^2 + |b|^2 - 2 a'b cancels).
 :func:`width_contraction` contracts the kernel's derivatives in the log widths with a weight
 matrix (the FIC evidence gradient, :mod:`gpcbench.inference.ep_fic_gradient`).
 """
@@ -67,6 +68,12 @@ def rbf(A, B, theta) -> np.ndarray:
     kernel_matrix(A, B, weights(np.atleast_1d(np.asarray(theta, dtype=float)), A.shape[1]), out)
     return out
 
+
+
+def rbf_with_bias(A, B, theta, bias_variance) -> np.ndarray:
+    """K(A_i, B_j) + sigma_b^2: the ZDJ kernel plus the prior variance of a constant offset
+    b ~ N(0, sigma_b^2) (the 'rbf' + 'bias' kernel of Lawrence, Seeger & Herbrich 2003)."""
+    return rbf(A, B, theta) + bias_variance
 
 def width_contraction(A, B, kernel, G, theta) -> np.ndarray:
     """sum_ij G_ij dK(a_i, b_j) / d log theta_l for the ZDJ kernel
