@@ -11,9 +11,9 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.mcmc.bgkm import run_bgkm
 from gpcbench.mcmc.gkm import run_chain
-from gpcbench.mcmc.kernel import mean_distance
 
 SWEEPS = {300: (100, 3000), 800: (20, 1000)}  # n -> (generic, fast) sweeps timed
 

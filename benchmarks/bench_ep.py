@@ -35,8 +35,8 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import DEFAULT_SCHEDULE, expectation_propagation
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 from gpcbench.models import gpc_ep_variant
 

@@ -38,11 +38,11 @@ from bench_ep import best_time, load_processed
 from sklearn.gaussian_process import GaussianProcessClassifier
 from threadpoolctl import threadpool_limits
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import ClassDifferenceCovariance
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 from gpcbench.models import MulticlassEPGaussianProcessClassifier, gpc_ep_variant
-from gpcbench.inference.ep_multiclass import ClassDifferenceCovariance
 
 BASE = Covariance(theta0=1.0, theta1=1e-4, theta2=0.1, inverse_lengthscale=0.5)
 

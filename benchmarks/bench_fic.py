@@ -12,9 +12,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from gpcbench.gaussian import cholesky_lower
-from gpcbench.inference.ep_fic import FICPrior, fic_expectation_propagation
+from gpcbench.inference.ep_fic import fic_expectation_propagation
+from gpcbench.kernels.fic import FICPrior
+from gpcbench.kernels.rbf import mean_distance, rbf
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.kernel import mean_distance, rbf
 
 M, P, SWEEPS, REPEATS = 200, 20, 10, 5
 SIZES = (1000, 2000, 4000)

@@ -28,9 +28,9 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import ndtr
 from threadpoolctl import threadpool_limits
 
+from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc.gkm_multiclass import add_class_probabilities
 from gpcbench.mcmc.gkm_predict import QUADRATURE
-from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import FBGKMClassifier, SGPCClassifier
 
 N_TRAIN, P, K_MAX = 400, 20, 400

@@ -29,9 +29,10 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from threadpoolctl import threadpool_limits
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace import laplace_mode as binary_laplace_mode
-from gpcbench.inference.laplace_softmax import SoftmaxCovariance, laplace_mode
+from gpcbench.inference.laplace_softmax import laplace_mode
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.likelihoods import get_likelihood
 
 LOGISTIC = get_likelihood("logistic")

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.gkm_multiclass import gauss_hermite, run_chain_multi
 from gpcbench.mcmc.holmes_held import whiten
-from gpcbench.mcmc.kernel import mean_distance
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published"
 SIZES = {(300, 100): ["Letters (A vs. B)", "Letters (A vs. C)"],

@@ -28,8 +28,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ep import best_time, load_processed, synthetic  # noqa: E402
 
-from gpcbench.covariance import Covariance  # noqa: E402
-from gpcbench.learning.mpl import GaussianLogPrior  # noqa: E402
+from gpcbench.kernels.covariance import Covariance  # noqa: E402
 from gpcbench.mcmc.gp_latent import (  # noqa: E402
     HyperConditional,
     SweepSettings,
@@ -38,6 +37,7 @@ from gpcbench.mcmc.gp_latent import (  # noqa: E402
     softmax_log_likelihood,
 )
 from gpcbench.models import MCMCGaussianProcessClassifier  # noqa: E402
+from gpcbench.priors import GaussianLogPrior  # noqa: E402
 
 
 def sweep_rate(n, n_classes, updates, leapfrog, n_sweeps=20):

@@ -36,10 +36,10 @@ import numpy as np
 from bench_ep import best_time
 from threadpoolctl import threadpool_limits
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
-from gpcbench.inference.ep_multiclass import ClassDifferenceCovariance
 from gpcbench.inference.nested_ep import nested_ep
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import ClassDifferenceCovariance
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 
 #: Binary EP's prior (K&G eq. 13 with a soft threshold) and nested EP's (no latent noise: the

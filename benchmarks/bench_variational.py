@@ -22,7 +22,7 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 from threadpoolctl import threadpool_limits
 
-from gpcbench.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.models import VariationalGaussianProcessClassifier
 
 HYPER = {"theta0": 4.0, "theta1": 1e-4, "theta2": 0.0, "inverse_lengthscale": 1.0}

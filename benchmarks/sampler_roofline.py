@@ -51,6 +51,7 @@ from numba.extending import get_cython_function_address
 from threadpoolctl import threadpool_limits
 
 from gpcbench.jit import njit
+from gpcbench.kernels.rbf import kernel_block, mean_distance, rbf, weights
 from gpcbench.mcmc import bayes_svm
 from gpcbench.mcmc.active_set import factor_upsilon, initial_state
 from gpcbench.mcmc.bgkm import (EigenState, coefficients, eigenbasis, precision_terms, rotate,
@@ -58,7 +59,6 @@ from gpcbench.mcmc.bgkm import (EigenState, coefficients, eigenbasis, precision_
 from gpcbench.mcmc.cholesky import backward_t, dot, multiply_lower
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.holmes_held import WhitenedState, holmes_held, whiten
-from gpcbench.mcmc.kernel import kernel_block, mean_distance, rbf, weights
 from gpcbench.mcmc.lapack import gemm
 from gpcbench.mcmc.moves import draw_eta, draw_g, draw_scales, gamma_move, theta_move
 

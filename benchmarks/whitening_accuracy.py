@@ -31,10 +31,10 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.holmes_held import whiten
-from gpcbench.mcmc.kernel import mean_distance
 from gpcbench.mcmc.lapack import BLOCK
 
 SETS = {"digit1": (300, 200), "coil2": (300, 200), "splice": (2000, 200),

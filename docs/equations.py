@@ -101,6 +101,7 @@ def tags() -> list[tuple[str, str, str, str]]:
     for path in sorted(SOURCE.rglob("*.py")):
         text = path.read_text()
         module = ".".join(path.relative_to(SOURCE.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")  # a package is named as it is imported
         scopes = _scopes(ast.parse(text))
         for lineno, line in enumerate(text.splitlines(), start=1):
             for match in TAG.finditer(line):

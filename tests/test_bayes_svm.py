@@ -11,9 +11,9 @@ from scipy import integrate, stats
 from sklearn_checks import assert_passes_check_estimator
 
 from gpcbench.estimators.bayes_svm import BayesianSVMClassifier, CompleteSVMClassifier
+from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc import bayes_svm
 from gpcbench.mcmc.diagnostics import ess_bulk
-from gpcbench.mcmc.kernel import rbf
 
 LIKELIHOODS = ("bsvm", "csvm")
 Z_TOL = 4.5  # Monte Carlo standard errors allowed between the chain and the reference

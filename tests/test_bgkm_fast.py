@@ -6,9 +6,9 @@ import pytest
 
 from numba import njit
 
+from gpcbench.kernels.rbf import kernel_block, weights
 from gpcbench.mcmc import bgkm, gkm
 from gpcbench.mcmc.holmes_held import conditional
-from gpcbench.mcmc.kernel import kernel_block, weights
 from test_gkm import JITTER, _dense_parts, _problem, _state
 
 N = 10

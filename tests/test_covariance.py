@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from gpcbench.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance
 
 
 def _literal(cov: Covariance, X, X2=None, discrete=None):

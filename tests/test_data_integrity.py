@@ -39,7 +39,7 @@ def src_copy(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("module, changes", [
-    ("covariance.py", True),  # generators.py samples kim_gp2d from a GP with these covariances
+    ("kernels/covariance.py", True),  # generators.py samples kim_gp2d from a GP with these covariances
     ("mcmc/moves.py", False),  # a sampler: no data set depends on it
 ])
 def test_editing_a_module_changes_the_hash_of_the_data_sets_that_use_it(src_copy, module,

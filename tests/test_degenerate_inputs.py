@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from gpcbench.covariance import Covariance, DegenerateCovarianceWarning
+from gpcbench.kernels.covariance import Covariance, DegenerateCovarianceWarning
 from gpcbench.models import (
     EPGaussianProcessClassifier,
     LaplaceGaussianProcessClassifier,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.learning.em_ep import (
     HARD_THETA2,
     PAPER_INITIAL_VALUES,

@@ -8,8 +8,8 @@ import pytest
 from scipy import special, stats
 from sklearn.exceptions import ConvergenceWarning
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
 
 TIGHT = {"tol": 1e-12, "site_tol": 1e-11, "max_sweeps": 2000}

@@ -8,7 +8,7 @@ import pytest
 from scipy import special
 from sklearn_checks import assert_passes_check_estimator
 
-from gpcbench.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.learning.em_ep import HARD_THETA2, initial_hyperparameters
 from gpcbench.models import (
     EPGaussianProcessClassifier,

@@ -8,19 +8,19 @@ import pytest
 from sklearn_checks import assert_passes_check_estimator
 from test_ep import TIGHT, literal_ep
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
-from gpcbench.likelihoods import NoisyThresholdLikelihood
-from gpcbench.models import (
-    EPGaussianProcessClassifier,
-    MulticlassEPGaussianProcessClassifier,
-)
 from gpcbench.inference.ep_multiclass import (
-    ClassDifferenceCovariance,
     class_probabilities,
     label_eq53,
     label_eq54,
     orthant_probabilities,
+)
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import ClassDifferenceCovariance
+from gpcbench.likelihoods import NoisyThresholdLikelihood
+from gpcbench.models import (
+    EPGaussianProcessClassifier,
+    MulticlassEPGaussianProcessClassifier,
 )
 
 

@@ -1,4 +1,4 @@
-"""The GP estimators share one constructor set-up (``estimators._common``): scikit-learn's
+"""The GP estimators share one constructor set-up (``estimators.base``): scikit-learn's
 get_params / set_params / clone must still see every parameter of every estimator."""
 
 import inspect

@@ -8,9 +8,9 @@ from scipy.stats import multivariate_normal
 from sklearn.model_selection import KFold
 
 from gpcbench.cli import main
-from gpcbench.covariance import Covariance
 from gpcbench.data.dataset import Dataset, save_dataset
 from gpcbench.experiments.exact_regression import COLUMNS, compare, exact_gp_regression
+from gpcbench.kernels.covariance import Covariance
 
 
 def test_exact_gp_regression_matches_brute_force_on_five_points():

@@ -9,8 +9,8 @@ from numba import njit
 from scipy import special, stats
 from sklearn_checks import assert_passes_check_estimator
 
+from gpcbench.kernels.rbf import kernel_block, mean_distance, rbf, weights
 from gpcbench.mcmc import active_set, cholesky, gkm, holmes_held, moves
-from gpcbench.mcmc.kernel import kernel_block, mean_distance, rbf, weights
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 

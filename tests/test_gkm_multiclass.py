@@ -15,9 +15,9 @@ from scipy import integrate, special, stats
 from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import check_classifiers_classes, check_classifiers_train
 
+from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc import gkm, gkm_multiclass
 from gpcbench.mcmc.holmes_held import cone_row
-from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 
 A_ETA, B_ETA, A_G, B_G, JITTER, WIDTH = 1.0, 0.1, 4.0, 0.1, 1e-6, 1.5

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from scipy import special
 
+from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc import gkm
-from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import FBGKMClassifier
 
 N, WIDTH, JITTER = 7, 1.2, 1e-6

@@ -16,8 +16,8 @@ import pytest
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import ndtr
 
+from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc.gkm_multiclass import argmax_probability, gauss_hermite
-from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import FBGKMClassifier, SGPCClassifier
 
 QUADRATURE = gauss_hermite(48)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from gpcbench.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.learning.em_ep import em_ep
 from gpcbench.learning.evidence_lbfgs import em_then_lbfgs, maximize_evidence
 from gpcbench.learning.squarem import squarem_point

@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 from gpcbench.estimators.import_vm import ImportVectorMachine
 from gpcbench.inference.import_vm import (candidate_objectives, fit_submodel,
                                           select_imports)
-from gpcbench.mcmc.kernel import rbf
+from gpcbench.kernels.rbf import rbf
 
 
 def _data(n, seed):

@@ -9,8 +9,8 @@ from scipy.stats import norm
 
 from gpcbench.estimators.ivm import IVMClassifier
 from gpcbench.inference.ivm import select_active_set
+from gpcbench.kernels.rbf import rbf
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.kernel import rbf
 
 
 def _literal(K, y, d):

@@ -9,17 +9,14 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn_checks import assert_passes_check_estimator
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace import laplace_mode, log_evidence_gradient
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.learning.mpl import LaplaceHyperposterior, maximize_penalized_likelihood
 from gpcbench.likelihoods import ERF_SCALES, ERF_WEIGHTS, get_likelihood
-from gpcbench.mcmc.hmc import sample
-from gpcbench.learning.mpl import (
-    GaussianLogPrior,
-    LaplaceHyperposterior,
-    maximize_penalized_likelihood,
-)
 from gpcbench.mcmc.diagnostics import ess_bulk
+from gpcbench.mcmc.hmc import sample
 from gpcbench.models import LaplaceGaussianProcessClassifier
+from gpcbench.priors import GaussianLogPrior
 
 LIKELIHOODS = ["logistic", "probit"]
 

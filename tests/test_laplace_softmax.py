@@ -11,10 +11,8 @@ from scipy import linalg, optimize
 from scipy.special import logsumexp, softmax
 from sklearn_checks import assert_passes_check_estimator
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace_softmax import (
     NEWTON_FLOOR_TOL,
-    SoftmaxCovariance,
     evidence_gradient,
     laplace_mode,
     latent_predictive,
@@ -23,6 +21,8 @@ from gpcbench.inference.laplace_softmax import (
     posterior_class_covariances,
     posterior_point_blocks,
 )
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.learning.laplace_em import (
     expected_log_prior,
     expected_log_sum_exp,
@@ -32,11 +32,11 @@ from gpcbench.learning.laplace_em import (
     m_step_statistics,
 )
 from gpcbench.learning.mpl import penalised_objective
-from gpcbench.monitor import ConvergenceWarning
 from gpcbench.models import (
     LaplaceEMGaussianProcessClassifier,
     SoftmaxLaplaceGaussianProcessClassifier,
 )
+from gpcbench.monitor import ConvergenceWarning
 
 
 def _problem(n=14, C=3, seed=0, shared=False):

@@ -10,8 +10,7 @@ from scipy.special import expit
 from sklearn_checks import assert_passes_check_estimator
 from threadpoolctl import threadpool_limits
 
-from gpcbench.covariance import Covariance
-from gpcbench.learning.mpl import GaussianLogPrior
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.mcmc.diagnostics import ess_bulk
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
@@ -21,6 +20,7 @@ from gpcbench.mcmc.gp_latent import (
     softmax_log_likelihood,
 )
 from gpcbench.models import MCMCGaussianProcessClassifier
+from gpcbench.priors import GaussianLogPrior
 
 
 @pytest.fixture(autouse=True)

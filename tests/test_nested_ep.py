@@ -18,14 +18,9 @@ from scipy.special import log_ndtr, logsumexp, ndtr, ndtri
 from sklearn.exceptions import ConvergenceWarning
 from sklearn_checks import assert_passes_check_estimator
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
-from gpcbench.inference.ep_multiclass import ClassDifferenceCovariance, class_probabilities
-from gpcbench.inference.laplace_softmax import (
-    SoftmaxCovariance,
-    block_factors,
-    posterior_point_blocks,
-)
+from gpcbench.inference.ep_multiclass import class_probabilities
+from gpcbench.inference.laplace_softmax import block_factors, posterior_point_blocks
 from gpcbench.inference.multinomial_probit import (
     inner_ep_class_probabilities,
     other_classes,
@@ -33,6 +28,9 @@ from gpcbench.inference.multinomial_probit import (
     tilted_moments,
 )
 from gpcbench.inference.nested_ep import nested_ep, posterior_marginals
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import ClassDifferenceCovariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.likelihoods import NoisyThresholdLikelihood, ProbitLikelihood
 from gpcbench.models import MulticlassEPGaussianProcessClassifier, NestedEPMulticlassClassifier
 

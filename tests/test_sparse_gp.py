@@ -9,10 +9,11 @@ from sklearn.exceptions import ConvergenceWarning
 
 from gpcbench.estimators.sparse_gp import FICGaussianProcessClassifier
 from gpcbench.inference.ep import expectation_propagation
-from gpcbench.inference.ep_fic import FICPrior, FICSiteFactorization, fic_expectation_propagation
+from gpcbench.inference.ep_fic import fic_expectation_propagation
 from gpcbench.inference.ep_fic_gradient import fic_log_evidence_gradient
+from gpcbench.kernels.fic import FICPrior, FICSiteFactorization
+from gpcbench.kernels.rbf import rbf
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.kernel import rbf
 from gpcbench.models import EPGaussianProcessClassifier
 
 TIGHT = {"tol": 1e-12, "site_tol": 1e-10, "max_sweeps": 1000}

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from gpcbench.estimators.sparse_gp_mcmc import FICMCMCClassifier
-from gpcbench.inference.ep_fic import FICPrior
+from gpcbench.kernels.fic import FICPrior
 
 
 def test_predictive_matches_brute_force_on_a_tiny_problem():

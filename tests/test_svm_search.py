@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
 from gpcbench.baselines.svm import DAGSVC, HARD_MARGIN_C, TwoLevelGridSVM, kernel_cache_mb
-from gpcbench.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance
 
 
 # --- the reference: the search before Gram matrices were reused, copied unchanged ------------

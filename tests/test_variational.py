@@ -7,7 +7,6 @@ import pytest
 from scipy import integrate, special
 from sklearn_checks import assert_passes_check_estimator
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.variational import (
     em_update,
     log_sigmoid_lower,
@@ -18,6 +17,7 @@ from gpcbench.inference.variational import (
     optimize_lower_bound,
     optimize_upper_bound,
 )
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.learning.stopping import projected_gradient
 from gpcbench.learning.variational import LEARNED, learn_hyperparameters, learned_mask
 from gpcbench.models import VariationalGaussianProcessClassifier

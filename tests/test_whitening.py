@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from scipy.linalg import solve_triangular
 
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.holmes_held import whiten
-from gpcbench.mcmc.kernel import mean_distance
 
 EPS = np.finfo(float).eps
 PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults

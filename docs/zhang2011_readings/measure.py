@@ -16,7 +16,7 @@ def run(ds, fold, reading, opts, prep="std", sweeps=4000, burn=2000, seed=0, wid
     if prep == "std":
         Xtr, Xte = standardize(Xtr, Xte)
     if width_factor is not None:
-        from gpcbench.mcmc.kernel import mean_distance
+        from gpcbench.kernels.rbf import mean_distance
         opts = dict(opts, kernel_width=width_factor * mean_distance(np.asarray(Xtr, float)))
     est = FBGKMClassifier(n_sweeps=sweeps, burn_in=burn, thin=5, k_max=k_max, n_chains=1,
                           random_state=seed, **opts)

@@ -45,7 +45,7 @@ from gpcbench.estimators.gkm import FBGKMClassifier, SGPCClassifier
 from gpcbench.estimators.sparse_gp import FICGaussianProcessClassifier
 from gpcbench.experiments.registry import FitContext, method_spec
 from gpcbench.experiments.run_fold import standardize
-from gpcbench.mcmc.kernel import mean_distance
+from gpcbench.kernels.rbf import mean_distance
 
 
 DATA_FILE = {"adult1": "adult"}  # entries whose data set has another name (config.yaml)

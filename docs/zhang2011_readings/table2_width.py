@@ -17,7 +17,7 @@ import numpy as np
 
 from gpcbench.estimators.gkm import BGKMClassifier, FBGKMClassifier
 from gpcbench.experiments.run_fold import standardize
-from gpcbench.mcmc.kernel import mean_distance
+from gpcbench.kernels.rbf import mean_distance
 
 SETS = {"coil2": 200, "letters_ab": 100, "letters_ac": 100}
 

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import store_parameters
+from gpcbench.estimators.base import store_parameters
 
 #: Weight decays tried by :class:`CrossValidatedMLP` (scikit-learn's ``alpha``: the penalty
 #: alpha / 2 * sum w^2 on the summed log loss, so Ripley's decay lambda = alpha / 2); 0 is

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import store_parameters
+from gpcbench.estimators.base import store_parameters
 
 INFERENCE = {"ep": GPy.inference.latent_function_inference.EP,
              "laplace": GPy.inference.latent_function_inference.Laplace}

@@ -291,7 +291,7 @@ class KernelSVM(ClassifierMixin, BaseEstimator):
     ----------
     kernel : callable
         ``kernel(X, X2) -> ndarray`` of shape (len(X), len(X2)), e.g. a
-        :class:`gpcbench.covariance.Covariance` with the hyperparameters learned by
+        :class:`gpcbench.kernels.covariance.Covariance` with the hyperparameters learned by
         GPC-EP(s,soft) and theta2 = 0.
     cv_folds, random_state, n_jobs
         As for :class:`TwoLevelGridSVM`.

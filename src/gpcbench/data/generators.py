@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpcbench.covariance import Covariance
 from gpcbench.data.dataset import Dataset
+from gpcbench.kernels.covariance import Covariance
 
 PLUS_MINUS = ["-1", "+1"]
 

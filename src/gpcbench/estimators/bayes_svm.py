@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs
+from gpcbench.estimators.base import BinaryOnly, binary_signs
 from gpcbench.mcmc.bayes_svm import (
     SHRINKAGES,
     TRACED,
@@ -32,7 +32,7 @@ from gpcbench.mcmc.bayes_svm import (
 )
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics, worst_diagnostics
-from gpcbench.mcmc.kernel import mean_distance, rbf
+from gpcbench.kernels.rbf import mean_distance, rbf
 
 TRACE_EVERY = 20  # sweeps between the entries of convergence_trace_
 RULE = legendre_rule(32)  # the BSVM's E[p(+1 | z)], z ~ N(f, sigma^2), piece by piece

@@ -15,8 +15,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import COVARIANCE_NAMES
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     BinaryOnly,
     Eq13Estimator,
     binary_signs,
@@ -24,6 +23,7 @@ from gpcbench.estimators._common import (
     store_parameters,
 )
 from gpcbench.inference.ep import DEFAULT_SCHEDULE, expectation_propagation
+from gpcbench.kernels.covariance import COVARIANCE_NAMES
 from gpcbench.learning.em_ep import (
     VARIANTS,
     em_ep,

@@ -12,17 +12,17 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import COVARIANCE_NAMES
-from gpcbench.estimators._common import class_indices, store_parameters
+from gpcbench.estimators.base import class_indices, store_parameters
 from gpcbench.estimators.ep import EPGaussianProcessBase
 from gpcbench.inference.ep import DEFAULT_SCHEDULE
 from gpcbench.inference.ep_multiclass import (
-    ClassDifferenceCovariance,
     class_probabilities,
     label_eq53,
     label_eq54,
     latent_predictive,
 )
+from gpcbench.kernels.covariance import COVARIANCE_NAMES
+from gpcbench.kernels.multiclass import ClassDifferenceCovariance
 from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import NoisyThresholdLikelihood
 

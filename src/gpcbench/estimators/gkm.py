@@ -30,7 +30,7 @@ from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics, 
 from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.gkm_multiclass import run_chain_multi
 from gpcbench.mcmc.gkm_predict import QUADRATURE, KeptDraws, model_average
-from gpcbench.mcmc.kernel import mean_distance
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.mcmc.moves import MOVES
 
 TRACE_EVERY = 20  # sweeps between the recorded n_gamma values of convergence_trace_

@@ -31,9 +31,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.inference.import_vm import select_imports
-from gpcbench.mcmc.kernel import mean_distance, rbf
+from gpcbench.kernels.rbf import mean_distance, rbf_with_bias
 
 #: Default lambdas (of the averaged loss), decreasing: 10^-1, 10^-1.5, ..., 10^-6.
 DEFAULT_LAMBDAS = tuple(10.0 ** (-k / 2) for k in range(2, 13))
@@ -163,7 +163,7 @@ class ImportVectorMachine(BinaryOnly, ClassifierMixin, BaseEstimator):
         return self._kernel(np.ascontiguousarray(X, dtype=float), self.X_import_) @ self.coef_
 
     def _kernel(self, A, B):
-        return rbf(A, B, self.kernel_width_) + self.bias_variance
+        return rbf_with_bias(A, B, self.kernel_width_, self.bias_variance)
 
     def predict_proba(self, X):
         """Columns p(classes_[0] | x), p(classes_[1] | x) = 1 - sigma(f), sigma(f)."""

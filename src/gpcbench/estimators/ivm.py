@@ -22,12 +22,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.estimators.probit_output import ProbitPredictions
 from gpcbench.gaussian import SiteFactorization
 from gpcbench.inference.ivm import select_active_set
+from gpcbench.kernels.rbf import mean_distance, rbf_with_bias
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.kernel import mean_distance, rbf
 
 
 class IVMClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimator):
@@ -83,7 +83,7 @@ class IVMClassifier(ProbitPredictions, BinaryOnly, ClassifierMixin, BaseEstimato
         return self
 
     def _kernel(self, A, B):
-        return rbf(A, B, self.kernel_width_) + self.bias_variance
+        return rbf_with_bias(A, B, self.kernel_width_, self.bias_variance)
 
     def _latent(self, X):
         check_is_fitted(self)

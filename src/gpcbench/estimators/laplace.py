@@ -15,7 +15,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     BinaryOnly,
     Eq13Estimator,
     binary_signs,
@@ -23,14 +23,11 @@ from gpcbench.estimators._common import (
     store_parameters,
 )
 from gpcbench.inference.laplace import averaged_predictive, laplace_mode
-from gpcbench.learning.mpl import (
-    GaussianLogPrior,
-    LaplaceHyperposterior,
-    maximize_penalized_likelihood,
-)
+from gpcbench.learning.mpl import LaplaceHyperposterior, maximize_penalized_likelihood
 from gpcbench.likelihoods import get_likelihood
 from gpcbench.mcmc import hmc
 from gpcbench.mcmc.diagnostics import summarize
+from gpcbench.priors import GaussianLogPrior
 
 LEARNING = ("mpl", "hmc", "fixed")
 #: W&B sec. 5 learn v0, the offset and the w_l; theta2 (latent noise) is not in their model.

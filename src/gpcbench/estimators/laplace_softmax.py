@@ -16,19 +16,19 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.covariance import Covariance
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     Eq13Estimator,
     class_indices,
     document_covariance,
     store_parameters,
 )
 from gpcbench.inference.laplace_softmax import (
-    SoftmaxCovariance,
     laplace_mode,
     latent_predictive,
     mc_class_probabilities,
 )
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.learning.laplace_em import laplace_em
 from gpcbench.learning.mpl import LearningResult, softmax_mpl
 

@@ -15,14 +15,13 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     Eq13Estimator,
     class_indices,
     document_covariance,
     store_parameters,
 )
 from gpcbench.estimators.laplace import WB_LEARNED
-from gpcbench.learning.mpl import GaussianLogPrior
 from gpcbench.mcmc.diagnostics import summarize
 from gpcbench.mcmc.gp_latent import (
     HyperConditional,
@@ -33,6 +32,7 @@ from gpcbench.mcmc.gp_latent import (
     run_chains,
     softmax_log_likelihood,
 )
+from gpcbench.priors import GaussianLogPrior
 
 #: Training points whose predictive probability is diagnosed (R-hat, ESS).
 N_PROBES = 3

@@ -16,16 +16,16 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     Eq13Estimator,
     class_indices,
     document_covariance,
     store_parameters,
 )
 from gpcbench.inference.ep_multiclass import class_probabilities
-from gpcbench.inference.laplace_softmax import SoftmaxCovariance
 from gpcbench.inference.multinomial_probit import inner_ep_class_probabilities
 from gpcbench.inference.nested_ep import DEFAULT_DAMPING, nested_ep
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.learning.nested_ep_evidence import hyperparameters, maximize_nested_evidence
 from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.monitor import warn_at_cap

@@ -25,12 +25,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.estimators.probit_output import ProbitPredictions
-from gpcbench.inference.ep_fic import DEFAULT_JITTER, FICPrior, fic_expectation_propagation
+from gpcbench.inference.ep_fic import fic_expectation_propagation
 from gpcbench.inference.ep_fic_gradient import fic_log_evidence_gradient
+from gpcbench.kernels.fic import DEFAULT_JITTER, FICPrior
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.kernel import mean_distance
 from gpcbench.monitor import Progress, warn_at_cap
 
 #: Tighter EP tolerances inside the optimiser, so that log Z and its gradient are smooth.

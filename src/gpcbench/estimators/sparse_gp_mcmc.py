@@ -17,13 +17,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import BinaryOnly, binary_signs, store_parameters
-from gpcbench.inference.ep_fic import DEFAULT_JITTER, FICPrior
+from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
+from gpcbench.kernels.fic import DEFAULT_JITTER, FICPrior
+from gpcbench.kernels.rbf import mean_distance
 from gpcbench.likelihoods import ProbitLikelihood
 from gpcbench.mcmc.cusum import brooks_burn_in
 from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics
 from gpcbench.mcmc.fic_gibbs import run_fic_gibbs
-from gpcbench.mcmc.kernel import mean_distance
 
 PREDICT_CHUNK = 1000  # test rows per block of the kept-sweep average
 

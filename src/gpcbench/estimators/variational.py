@@ -12,7 +12,7 @@ from scipy import special
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.estimators._common import (
+from gpcbench.estimators.base import (
     BinaryOnly,
     Eq13Estimator,
     binary_signs,

@@ -115,7 +115,7 @@ class EPResult:
     def log_evidence_gradient(self, covariance, X) -> np.ndarray:
         """d log Z / d log theta_k = 1/2 tr[(alpha alpha^T - (C + Lambda)^-1) dC/d log theta_k].
 
-        ``covariance`` is the :class:`~gpcbench.covariance.Covariance` that produced the prior
+        ``covariance`` is the :class:`~gpcbench.kernels.covariance.Covariance` that produced the prior
         for inputs ``X``; the result has the layout of ``covariance.params``. Exact at a fixed
         point of EP, where the site parameters are stationary; sites whose negative precision
         was clipped to zero (``n_clipped`` > 0, only with epsilon > 0) are not, and then this is

@@ -5,7 +5,7 @@ At an EP fixed point the sites are stationary, so (K&G eq. 31, as for the full G
 
     d log Z / d t = 1/2 tr[W dSigma/dt],   W = alpha alpha^T - P,   P = (Sigma + S^-1)^-1,
 
-for Sigma the FIC prior (:mod:`gpcbench.inference.ep_fic`). With V = K_nm K_mm^-1,
+for Sigma the FIC prior (:mod:`gpcbench.kernels.fic`). With V = K_nm K_mm^-1,
 dQ = dK_nm V^T + V dK_nm^T - V dK_mm V^T and, K(x, x) = 1 not depending on the widths,
 dSigma = dQ - diag(dQ), so with W' = W - diag(w) (w = diag W)
 
@@ -14,7 +14,8 @@ dSigma = dQ - diag(dQ), so with W' = W - diag(w) (w = diag W)
 (Snelson & Ghahramani (2006) sec. 3's gradient, here with EP's site precisions in place of
 the noise). Every product is O(n m^2): P = R - R U M^-1 U^T R by Woodbury (R = diag(r) of the
 factorisation), and a kernel-derivative contraction <dK(A, B)/d log theta_l, G> is
-(2 / theta_l^2) sum_ij G_ij K_ij (a_il - b_jl)^2, O(|A| |B| p) (:func:`width_contraction`).
+(2 / theta_l^2) sum_ij G_ij K_ij (a_il - b_jl)^2, O(|A| |B| p)
+(:func:`~gpcbench.kernels.rbf.width_contraction`).
 """
 
 from __future__ import annotations
@@ -23,25 +24,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from gpcbench.inference.ep_fic import FICEPResult
-from gpcbench.mcmc.kernel import rbf
-
-
-def width_contraction(A, B, kernel, G, theta) -> np.ndarray:
-    """sum_ij G_ij dK(a_i, b_j) / d log theta_l for the ZDJ kernel
-    K = exp(-sum_l (a_l - b_l)^2 / theta_l^2), given K = ``kernel`` (|A| x |B|).
-
-    One value per width (``theta`` of length p) or their sum over features (one shared width).
-    The squared distance is expanded per feature as a^2 + b^2 - 2 a b after a common shift.
-    """
-    H = np.asarray(G) * kernel
-    shift = A.mean(axis=0)
-    A, B = A - shift, B - shift
-    per_feature = ((A**2).T @ H.sum(axis=1) + (B**2).T @ H.sum(axis=0)
-                   - 2.0 * np.einsum("il,il->l", A, H @ B))
-    theta = np.atleast_1d(theta)
-    if theta.size == 1:
-        return np.array([2.0 / theta[0] ** 2 * per_feature.sum()])
-    return 2.0 / theta**2 * per_feature
+from gpcbench.kernels.rbf import rbf, width_contraction
 
 
 def fic_log_evidence_gradient(result: FICEPResult) -> np.ndarray:

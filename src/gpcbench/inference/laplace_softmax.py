@@ -5,8 +5,9 @@ Notation of GPML (Rasmussen & Williams 2006), GPML sec. 3.5 and GPML algs. 3.3-3
 n points;
 latent values ``f`` of shape (C, n) stacked class by class (W&B eq. 13, CKP eq. 1);
 one-hot targets ``Y`` (C, n); ``pi`` = softmax over classes of every column (W&B eq. 11,
-CKP eqs. 6, 15); the prior covariance K = blockdiag(K_1..K_C) (W&B eq. 12, CKP eq. 3), ``K`` of
-shape (C, n, n). The likelihood Hessian is (W&B Appendix C, W&B eq. 23, CKP eqs. 16-17)
+CKP eqs. 6, 15); the prior covariance K = blockdiag(K_1..K_C) (W&B eq. 12, CKP eq. 3;
+:class:`~gpcbench.kernels.multiclass.SoftmaxCovariance`), ``K`` of shape (C, n, n). The
+likelihood Hessian is (W&B Appendix C, W&B eq. 23, CKP eqs. 16-17)
 
     W = D - Pi Pi^T,   D = diag(pi),   Pi = D R,   R = [I_n; ...; I_n]  (Cn x n),
 
@@ -39,8 +40,8 @@ from scipy import linalg
 from scipy.special import softmax
 from sklearn.utils import check_random_state
 
-from gpcbench.covariance import Covariance, CovarianceFunction
 from gpcbench.gaussian import cholesky_lower, inverse_from_cholesky, log_det_from_cholesky
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.likelihoods import softmax_log_likelihood
 
 NEWTON_TOL = 1e-9  # converged when max |grad Psi| = max |y - pi - K^-1 f| < this (CKP eq. 9)
@@ -51,91 +52,6 @@ NEWTON_MAX_ITER = 100
 NEWTON_FLOOR_TOL = 1e-6
 MAX_HALVINGS = 30  # step halvings when a full Newton step lowers Psi
 MC_BATCH_VALUES = 2**22  # latent draws held in memory at once when predicting
-
-
-# ------------------------------------------------------------------ class covariances
-@dataclass(frozen=True)
-class SoftmaxCovariance(CovarianceFunction):
-    """The C per-class covariances of W&B eq. 12 / CKP eq. 3, as hyperparameter groups.
-
-    Parameters
-    ----------
-    groups : tuple of Covariance
-        One covariance per class (W&B: "a separate set of parameters for each class"), or a
-        single covariance shared by all classes.
-    n_classes : int
-        C >= 2.
-
-    Hyperparameters are handled group-wise: ``log_params`` has shape (n_groups, p) and
-    :meth:`gradient_contraction` pulls per-class weight matrices back to the groups (summing
-    over the classes of a shared group).
-    """
-
-    groups: tuple
-    n_classes: int
-
-    def __post_init__(self):
-        if len(self.groups) not in (1, self.n_classes):
-            raise ValueError(f"need 1 or {self.n_classes} covariances, got {len(self.groups)}")
-
-    def is_degenerate(self, X) -> bool:
-        """Whether some class's covariance cannot tell X apart
-        (:meth:`Covariance.is_degenerate`)."""
-        return any(group.is_degenerate(X) for group in self.groups)
-
-    @property
-    def shared(self) -> bool:
-        return len(self.groups) == 1 and self.n_classes > 1
-
-    def per_class(self) -> list[Covariance]:
-        """The covariance of every class, in class order."""
-        return list(self.groups) * self.n_classes if self.shared else list(self.groups)
-
-    @property
-    def log_params(self) -> np.ndarray:
-        return np.array([cov.log_params for cov in self.groups])
-
-    def learned_mask(self) -> np.ndarray:
-        """Which entries of :attr:`log_params` are learned, shape (n_groups, p).
-
-        W&B eq. 4's v0, v1 and w_l: theta0, theta1 and the inverse lengthscales. theta2 stays
-        a fixed jitter, and a parameter set to zero stays zero (its log is -inf).
-        """
-        mask = np.isfinite(self.log_params)
-        mask[:, 2] = False
-        return mask
-
-    def with_learned(self, values) -> SoftmaxCovariance:
-        """A copy with the entries of :meth:`learned_mask` set to the log values ``values``."""
-        log_params = self.log_params
-        log_params[self.learned_mask()] = values
-        return self.with_log_params(log_params)
-
-    def with_log_params(self, log_params) -> SoftmaxCovariance:
-        log_params = np.asarray(log_params, dtype=float)
-        groups = tuple(cov.with_log_params(row) for cov, row in zip(self.groups, log_params))
-        return SoftmaxCovariance(groups, self.n_classes)
-
-    def __call__(self, X) -> np.ndarray:
-        """K_c(X, X) for every class, shape (C, n, n)."""
-        if self.shared:
-            return np.broadcast_to(self.groups[0](X), (self.n_classes, len(X), len(X)))
-        return np.stack([cov(X) for cov in self.groups])
-
-    def cross(self, X, X_train) -> np.ndarray:
-        """K_c(X, X_train) (no theta2) for every class, shape (C, m, n)."""
-        return np.stack([cov(X, X_train) for cov in self.per_class()])
-
-    def diag(self, X) -> np.ndarray:
-        """Prior variances k_c(x, x) of new points, shape (C, m)."""
-        return np.stack([cov.diag(X) for cov in self.per_class()])
-
-    def gradient_contraction(self, X, weights) -> np.ndarray:
-        """sum_ij weights[c]_ij dK_c,ij / d log(param) per group, shape (n_groups, p)."""
-        weights = np.asarray(weights, dtype=float)
-        if self.shared:
-            return self.groups[0].gradient_contraction(X, weights.sum(axis=0))[None, :]
-        return np.array([cov.gradient_contraction(X, w) for cov, w in zip(self.groups, weights)])
 
 
 # ------------------------------------------------------------------ block linear algebra

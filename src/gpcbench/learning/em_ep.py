@@ -40,7 +40,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cholesky
 from scipy.optimize import minimize
 
-from gpcbench.covariance import COVARIANCE_NAMES, Covariance
+from gpcbench.kernels.covariance import COVARIANCE_NAMES, Covariance
 from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.inference.ep import EPResult, expectation_propagation
 from gpcbench.learning.squarem import squarem_point

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.linalg import LinAlgError
 from scipy.optimize import minimize
 
-from gpcbench.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
 from gpcbench.learning.em_ep import (
     EMEPResult,

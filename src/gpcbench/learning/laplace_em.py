@@ -35,12 +35,12 @@ from sklearn.exceptions import ConvergenceWarning
 
 from gpcbench.gaussian import cholesky_lower, log_det_from_cholesky
 from gpcbench.inference.laplace_softmax import (
-    SoftmaxCovariance,
     gaussian_draws,
     laplace_mode,
     posterior_class_covariances,
     posterior_point_blocks,
 )
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.learning.mpl import LOG_BOUNDS, LearningResult
 from gpcbench.learning.squarem import squarem_point
 from gpcbench.monitor import Progress, warn_at_cap

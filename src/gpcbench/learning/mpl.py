@@ -5,7 +5,8 @@ The penalised likelihood of the log covariance hyperparameters x = log theta is
     log q(y | X, theta) + log p(x),
 
 the Laplace evidence (W&B eq. 9) plus a Gaussian prior on each log hyperparameter, mean -3 and
-standard deviation 3 (W&B sec. 5, :class:`GaussianLogPrior`, shared by every use here).
+standard deviation 3 (W&B sec. 5, :class:`~gpcbench.priors.GaussianLogPrior`, shared by every use
+here).
 
 Binary: it is also the unnormalised log posterior of x, the target of the Hybrid Monte Carlo
 sampler (W&B sec. 3.2 and W&B Appendix D; :mod:`gpcbench.mcmc.hmc`), so
@@ -34,39 +35,21 @@ from scipy.linalg import LinAlgError
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.laplace import (
     LaplaceResult,
     laplace_mode,
     log_evidence_gradient,
 )
-from gpcbench.inference.laplace_softmax import (
-    SoftmaxCovariance,
-    SoftmaxLaplace,
-    evidence_gradient,
-)
+from gpcbench.inference.laplace_softmax import SoftmaxLaplace, evidence_gradient
 from gpcbench.inference.laplace_softmax import laplace_mode as softmax_laplace_mode
+from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.monitor import Progress, warn_at_cap
+from gpcbench.priors import GaussianLogPrior
 
 LOG_BOUND = 15.0
 #: Box on the softmax model's log hyperparameters (also Laplace-EM's M-step).
 LOG_BOUNDS = (-15.0, 10.0)
-
-
-@dataclass(frozen=True)
-class GaussianLogPrior:
-    """Independent N(mean, sd^2) priors on the log hyperparameters; sd=None is flat (ML-II)."""
-
-    mean: float = -3.0
-    sd: float | None = 3.0
-
-    def __call__(self, x):
-        """(log density up to a constant, gradient) at the log hyperparameters x."""
-        x = np.asarray(x, dtype=float)
-        if self.sd is None:
-            return 0.0, np.zeros_like(x)
-        z = (x - self.mean) / self.sd
-        return float(-0.5 * z @ z), -z / self.sd
 
 
 @dataclass

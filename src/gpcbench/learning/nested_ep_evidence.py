@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import LinAlgError
 from scipy.optimize import minimize
 
-from gpcbench.inference.laplace_softmax import SoftmaxCovariance
+from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.inference.nested_ep import NestedEPResult, nested_ep
 from gpcbench.learning.evidence_lbfgs import (
     MAX_FIRST_STEP,

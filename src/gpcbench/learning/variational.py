@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from gpcbench.covariance import Covariance
 from gpcbench.inference.variational import BoundResult, optimize_bound
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.monitor import Progress, warn_at_cap
 

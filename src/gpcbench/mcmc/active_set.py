@@ -17,7 +17,7 @@ import numpy as np
 
 from gpcbench.jit import njit
 from gpcbench.mcmc.cholesky import dot, forward, log_det
-from gpcbench.mcmc.kernel import kernel_block, weights
+from gpcbench.kernels.rbf import kernel_block, weights
 from gpcbench.mcmc.lapack import cholesky_into
 
 

@@ -46,7 +46,7 @@ from gpcbench.mcmc.active_set import project_cols
 from gpcbench.mcmc.cholesky import dot
 from gpcbench.mcmc.gkm import record
 from gpcbench.mcmc.holmes_held import conditional, holmes_held, is_state, update
-from gpcbench.mcmc.kernel import kernel_block, weights
+from gpcbench.kernels.rbf import kernel_block, weights
 from gpcbench.mcmc.moves import draw_eta, draw_g
 from gpcbench.mcmc.sweep_progress import report_sweep
 

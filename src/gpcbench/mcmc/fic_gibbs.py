@@ -6,8 +6,8 @@ that Phi(y_i f_i) is the marginal of the auxiliary. A sweep draws
     z_i | f_i, y_i ~ N(f_i, 1) truncated to y_i z_i > 0        (every i, numba)
     f | z ~ N(A z, A),   A = (Sigma^-1 + I)^-1
 
-for the FIC prior Sigma = U U^T + diag(d0) (:mod:`gpcbench.inference.ep_fic`). The second
-draw is the Gaussian-site posterior of :class:`~gpcbench.inference.ep_fic.FICSiteFactorization`
+for the FIC prior Sigma = U U^T + diag(d0) (:mod:`gpcbench.kernels.fic`). The second
+draw is the Gaussian-site posterior of :class:`~gpcbench.kernels.fic.FICSiteFactorization`
 with unit site precisions and natural means z: its factorisation does not change between
 sweeps, so with H = L_M^-1 G^T (m x n, formed once) a draw is
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from gpcbench.inference.ep_fic import FICPrior, FICSiteFactorization
 from gpcbench.jit import njit
+from gpcbench.kernels.fic import FICPrior, FICSiteFactorization
 from gpcbench.mcmc.holmes_held import truncated_normal
 from gpcbench.tilted_moments import log_ndtr_array
 

@@ -27,8 +27,8 @@ import numpy as np
 from scipy.linalg import cholesky, eigh, solve_triangular
 from scipy.special import ndtr
 
+from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc.gkm_multiclass import add_class_probabilities, gauss_hermite
-from gpcbench.mcmc.kernel import rbf
 
 QUADRATURE = gauss_hermite(48)  # nodes, weights of the multiclass argmax probability
 BLOCK_BYTES = 100e6  # bound on the (n_test, draws) score blocks held at once

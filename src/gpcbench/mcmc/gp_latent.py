@@ -44,10 +44,10 @@ from scipy.linalg import LinAlgError, cholesky, lapack, solve_triangular
 from scipy.special import softmax
 
 from gpcbench import likelihoods
-from gpcbench.covariance import Covariance
 from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
+from gpcbench.kernels.covariance import Covariance
 from gpcbench.mcmc import hmc
-from gpcbench.learning.mpl import GaussianLogPrior
+from gpcbench.priors import GaussianLogPrior
 
 _LOG_2PI = math.log(2.0 * math.pi)
 

@@ -20,7 +20,7 @@ from gpcbench.mcmc.active_set import (add_column, factor_kgg, factor_upsilon, gr
                                       remove_column)
 from gpcbench.mcmc.cholesky import (chol_append, chol_delete, copy_factor, dot, forward,
                                     log_det)
-from gpcbench.mcmc.kernel import kernel_block, kernel_column, weights
+from gpcbench.kernels.rbf import kernel_block, kernel_column, weights
 
 #: Counters of the chains: proposals and acceptances of birth, death, swap and theta.
 MOVES = ("birth", "death", "swap", "theta")

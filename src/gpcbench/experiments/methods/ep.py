@@ -70,7 +70,7 @@ def same_fold_s_soft(fold, options):
 
 def svm_ep(ctx):
     from gpcbench.baselines.svm import KernelSVM
-    from gpcbench.covariance import Covariance
+    from gpcbench.kernels.covariance import Covariance
 
     learned = fitted(ctx, "gpc-ep-s-soft", ctx.fold)
     if learned is None:

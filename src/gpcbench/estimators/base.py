@@ -1,5 +1,8 @@
 """Set-up shared by the GP estimators: parameters, label checks and the K&G eq. 13 covariance.
 
+Public, so that the baselines (:mod:`gpcbench.baselines`, a layer above) take their
+constructors' :func:`store_parameters` from here too.
+
 * :func:`store_parameters`: the body of every constructor (scikit-learn's rule: ``__init__``
   stores its arguments unchanged, under their own names, so ``get_params`` and ``clone`` work;
   the signatures stay explicit because scikit-learn reads them).
@@ -8,7 +11,7 @@
 * :func:`class_indices`: the same for J >= 2 classes, labels coded 0..J-1 in ``classes_`` order.
 * :class:`Eq13Estimator`: the hyperparameter block of K&G eq. 13 (``theta0``, ``theta1``,
   ``theta2``, ``inverse_lengthscale``, ``ard``, ``discrete_features``; :data:`COVARIANCE_DOC`
-  describes them, :func:`document_covariance` puts that text in a docstring) turned into a :class:`~gpcbench.covariance.Covariance`, the mask of
+  describes them, :func:`document_covariance` puts that text in a docstring) turned into a :class:`~gpcbench.kernels.covariance.Covariance`, the mask of
   ``learned_hyperparameters``, and the fitted attributes every GP estimator sets.
 * :class:`BinaryOnly`: the scikit-learn tag of the binary classifiers.
 """
@@ -22,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from gpcbench.covariance import COVARIANCE_NAMES, Covariance, DegenerateCovarianceWarning
+from gpcbench.kernels.covariance import COVARIANCE_NAMES, Covariance, DegenerateCovarianceWarning
 
 #: The parameter text of the K&G eq. 13 block, for the estimators' docstrings.
 COVARIANCE_DOC = """theta0, theta1, theta2 : float

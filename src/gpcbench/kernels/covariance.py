@@ -21,8 +21,8 @@ variational, multiclass EP).
 
 :class:`CovarianceFunction` is what the inference and learning layers ask of a prior
 covariance; :class:`Covariance` implements it, and so do the multiclass priors built on it
-(:class:`~gpcbench.inference.ep_multiclass.ClassDifferenceCovariance`, K&G eq. 43, and
-:class:`~gpcbench.inference.laplace_softmax.SoftmaxCovariance`, W&B eq. 12).
+(:class:`~gpcbench.kernels.multiclass.ClassDifferenceCovariance`, K&G eq. 43, and
+:class:`~gpcbench.kernels.multiclass.SoftmaxCovariance`, W&B eq. 12).
 """
 
 from __future__ import annotations

@@ -2,8 +2,11 @@
 width theta per feature or one shared, and ZDJ sec. 5.1's default width.
 
 One implementation, :func:`rbf_value` (numba), serves the samplers' kernel columns and blocks
-and the predictions' kernel matrices (:func:`rbf`). It sums squared coordinate differences, so
-inputs far from the origin keep their precision (the expansion |a|^2 + |b|^2 - 2 a'b cancels).
+and the predictions' kernel matrices (:func:`rbf`; :func:`rbf_with_bias` adds a constant). It
+sums squared coordinate differences, so inputs far from the origin keep their precision (the
+expansion |a|^2 + |b|^2 - 2 a'b cancels).
+:func:`width_contraction` contracts the kernel's derivatives in the log widths with a weight
+matrix (the FIC evidence gradient, :mod:`gpcbench.inference.ep_fic_gradient`).
 """
 
 from __future__ import annotations
@@ -64,6 +67,30 @@ def rbf(A, B, theta) -> np.ndarray:
     out = np.empty((A.shape[0], B.shape[0]))
     kernel_matrix(A, B, weights(np.atleast_1d(np.asarray(theta, dtype=float)), A.shape[1]), out)
     return out
+
+
+
+def rbf_with_bias(A, B, theta, bias_variance) -> np.ndarray:
+    """K(A_i, B_j) + sigma_b^2: the ZDJ kernel plus the prior variance of a constant offset
+    b ~ N(0, sigma_b^2) (the 'rbf' + 'bias' kernel of Lawrence, Seeger & Herbrich 2003)."""
+    return rbf(A, B, theta) + bias_variance
+
+def width_contraction(A, B, kernel, G, theta) -> np.ndarray:
+    """sum_ij G_ij dK(a_i, b_j) / d log theta_l for the ZDJ kernel
+    K = exp(-sum_l (a_l - b_l)^2 / theta_l^2), given K = ``kernel`` (|A| x |B|).
+
+    One value per width (``theta`` of length p) or their sum over features (one shared width).
+    The squared distance is expanded per feature as a^2 + b^2 - 2 a b after a common shift.
+    """
+    H = np.asarray(G) * kernel
+    shift = A.mean(axis=0)
+    A, B = A - shift, B - shift
+    per_feature = ((A**2).T @ H.sum(axis=1) + (B**2).T @ H.sum(axis=0)
+                   - 2.0 * np.einsum("il,il->l", A, H @ B))
+    theta = np.atleast_1d(theta)
+    if theta.size == 1:
+        return np.array([2.0 / theta[0] ** 2 * per_feature.sum()])
+    return 2.0 / theta**2 * per_feature
 
 
 def mean_distance(X, chunk: int = 512) -> float:
