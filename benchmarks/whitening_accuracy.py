@@ -10,10 +10,11 @@ jitter 1e-6, theta the mean distance, k_max of config/config.yaml) of ``--sweeps
 chain's own :func:`gpcbench.mcmc.active_set.initial_state` (the factor the chain whitened with at
 that sweep, up to the rounding of its row updates), at the chain's g and at g = 0.1 and 10.
 Reference: the dtrsm result refined once by the residual K~' - L W' summed in extended precision
-(np.longdouble). Printed per data set and g: the range of cond(L) (2-norm) and the largest
-condition number of a diagonal block of order 64; for each form, the largest relative error of
-a row of W (|dW_i| / |W_i|) and of ZDJ alg. 1's leverage h_i = H(i, i) = |W_i|^2 and
-w_i = h_i / (1 - h_i) (the larger of the two), and the largest relative difference between
+(np.longdouble; tests/whitening_reference.py, shared with the test). Printed per data set and
+g: the range of cond(L) (2-norm) and the largest condition number of a diagonal block of
+order 64; for each form, the largest relative error of a row of W (|dW_i| / |W_i|) and of ZDJ
+alg. 1's leverage h_i = H(i, i) = |W_i|^2 and w_i = h_i / (1 - h_i) (the larger of the two),
+and the largest relative difference between
 the two forms' W rows; then the same errors of the library's form over (k + cond(L)) eps,
 k = n_gamma + 1, the scale tests/test_whitening.py bounds them by.
 
@@ -25,17 +26,20 @@ Usage: PYTHONPATH=src python benchmarks/whitening_accuracy.py --data DIR [--swee
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
-from gpcbench.mcmc.holmes_held import whiten
-from gpcbench.mcmc.kernel import mean_distance
-from gpcbench.mcmc.lapack import BLOCK
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from whitening_reference import refined_whitening, whitening_errors  # noqa: E402
+
+from gpcbench.mcmc.active_set import initial_state  # noqa: E402
+from gpcbench.mcmc.gkm import run_chain  # noqa: E402
+from gpcbench.mcmc.holmes_held import whiten  # noqa: E402
+from gpcbench.mcmc.kernel import mean_distance  # noqa: E402
+from gpcbench.mcmc.lapack import BLOCK  # noqa: E402
 
 SETS = {"digit1": (300, 200), "coil2": (300, 200), "splice": (2000, 200),
         "astroparticle": (4000, 200)}  # Table 1's n_train and k_max
@@ -72,30 +76,20 @@ def factors(X, act, theta, g, eta, k_max):
     return arrays[0], arrays[4], k + 1
 
 
-def errors(W, ref):
-    """Largest relative errors of W's rows and of h = |W_i|^2 or w = h / (1 - h)."""
-    h, h_ref = (W * W).sum(axis=1), (ref * ref).sum(axis=1)
-    w, w_ref = h / (1 - h), h_ref / (1 - h_ref)
-    rows = np.linalg.norm(W - ref, axis=1) / np.linalg.norm(ref, axis=1)
-    return rows.max(), max(np.max(np.abs(h - h_ref) / h_ref), np.max(np.abs(w - w_ref) / w_ref))
-
-
 def measure(Kt, L, k1):
     """cond(L), the largest diagonal block's cond, errors of whiten and of dtrsm, the two
     forms' largest relative row difference, and whiten's errors over (k1 + cond(L)) eps."""
-    K, Lk = Kt[:, :k1], np.tril(L[:k1, :k1])
-    trsm = solve_triangular(Lk, K.T, lower=True).T
-    residual = (K.T.astype(np.longdouble)
-                - Lk.astype(np.longdouble) @ trsm.T.astype(np.longdouble)).astype(float)
-    ref = trsm + solve_triangular(Lk, residual, lower=True).T
+    Lk = np.tril(L[:k1, :k1])
+    trsm, ref = refined_whitening(Lk, Kt[:, :k1])
     W = np.zeros_like(Kt)
     whiten(Kt, k1, L, W)
     W = W[:, :k1]
     blocks = max(np.linalg.cond(Lk[b:b + BLOCK, b:b + BLOCK]) for b in range(0, k1, BLOCK))
     diff = np.max(np.linalg.norm(W - trsm, axis=1) / np.linalg.norm(trsm, axis=1))
-    cond, mine = np.linalg.cond(Lk), errors(W, ref)
+    cond, mine = np.linalg.cond(Lk), whitening_errors(W, ref)
     scale = (k1 + cond) * np.finfo(float).eps
-    return cond, blocks, mine, errors(trsm, ref), diff, (mine[0] / scale, mine[1] / scale)
+    return (cond, blocks, mine, whitening_errors(trsm, ref), diff,
+            (mine[0] / scale, mine[1] / scale))
 
 
 def main():

@@ -1,7 +1,8 @@
 """Step (a)'s whitening W = L^-1 K~' (Upsilon = L L', ZDJ eq. 9; ZDJ alg. 1's leverages
 H(i, i) = |W_i|^2) on the factors an FBGKM chain meets: :func:`gpcbench.mcmc.holmes_held.whiten`
 (block forward substitution, L's diagonal blocks of order 64 inverted by dtrtri, then dgemm and
-dtrmm) against dtrsm (the form it replaced) and a reference refined in extended precision.
+dtrmm) against dtrsm (the form it replaced) and a reference refined in extended precision
+(tests/whitening_reference.py).
 
 The tolerances come from benchmarks/whitening_accuracy.py on real data (Table 1's n and
 k_max, one chain of 300 sweeps a set, factors rebuilt from every 15th kept state at the chain's
@@ -19,7 +20,7 @@ allow 5 and 2 times (k + cond(L)) eps, and 10 times dtrsm's own error.
 
 import numpy as np
 import pytest
-from scipy.linalg import solve_triangular
+from whitening_reference import refined_whitening, whitening_errors
 
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.gkm import run_chain
@@ -74,28 +75,18 @@ def factors():
     return found
 
 
-def _errors(W, ref):
-    """Largest relative errors of W's rows and of h = |W_i|^2 or h / (1 - h)."""
-    h, h_ref = (W * W).sum(axis=1), (ref * ref).sum(axis=1)
-    w, w_ref = h / (1 - h), h_ref / (1 - h_ref)
-    rows = np.linalg.norm(W - ref, axis=1) / np.linalg.norm(ref, axis=1)
-    return rows.max(), max(np.max(np.abs(h - h_ref) / h_ref), np.max(np.abs(w - w_ref) / w_ref))
-
-
 def test_whitening_is_accurate_on_the_chains_factors(factors):
     conds = []
     for Kt, L, k1 in factors:
-        K, Lk = Kt[:, :k1], np.tril(L[:k1, :k1])
-        trsm = solve_triangular(Lk, K.T, lower=True).T
-        residual = (K.T.astype(np.longdouble)
-                    - Lk.astype(np.longdouble) @ trsm.T.astype(np.longdouble)).astype(float)
-        ref = trsm + solve_triangular(Lk, residual, lower=True).T
+        Lk = np.tril(L[:k1, :k1])
+        trsm, ref = refined_whitening(Lk, Kt[:, :k1])
         W = np.zeros_like(Kt)
         whiten(Kt, k1, L, W)
         cond = np.linalg.cond(Lk)
         conds.append(cond)
         scale = (k1 + cond) * EPS
-        (w_rows, w_lev), (t_rows, t_lev) = _errors(W[:, :k1], ref), _errors(trsm, ref)
+        w_rows, w_lev = whitening_errors(W[:, :k1], ref)
+        t_rows, t_lev = whitening_errors(trsm, ref)
         assert w_rows <= 5 * scale and w_lev <= 2 * scale, (cond, w_rows, w_lev)
         assert w_rows <= 10 * t_rows + k1 * EPS and w_lev <= 10 * t_lev + k1 * EPS
         assert np.all(W[:, k1:] == 0)  # the columns beyond n_gamma + 1 are not written
