@@ -33,47 +33,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from whitening_reference import refined_whitening, whitening_errors  # noqa: E402
+from whitening_reference import (  # noqa: E402
+    chain_factors,
+    fbgkm_chain,
+    refined_whitening,
+    whitening_errors,
+)
 
-from gpcbench.mcmc.active_set import initial_state  # noqa: E402
-from gpcbench.mcmc.gkm import run_chain  # noqa: E402
 from gpcbench.mcmc.holmes_held import whiten  # noqa: E402
-from gpcbench.mcmc.kernel import mean_distance  # noqa: E402
 from gpcbench.mcmc.lapack import BLOCK  # noqa: E402
 
 SETS = {"digit1": (300, 200), "coil2": (300, 200), "splice": (2000, 200),
         "astroparticle": (4000, 200)}  # Table 1's n_train and k_max
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])
-
-
-def chain_states(X, y, k_max, n_sweeps, every, seed=0):
-    """Kept (active set, theta, g, eta) of one FBGKM chain, every ``every``-th of the second
-    half of ``n_sweeps``."""
-    n = X.shape[0]
-    rng = np.random.default_rng(seed)
-    act = np.zeros(k_max, dtype=np.int64)
-    act[:k_max // 2] = rng.choice(n, k_max // 2, replace=False)
-    burn_in = n_sweeps // 2
-    n_kept = (n_sweeps - burn_in) // every
-    theta = np.array([mean_distance(X)])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
-    s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
-    run_chain(X, y, s, act, k_max // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, burn_in, every]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return [(a[a >= 0], th, g, eta) for a, th, (g, eta) in zip(out[1], out[4], out[5])]
-
-
-def factors(X, act, theta, g, eta, k_max):
-    """K~ and L at the state, built as the chain builds them (ZDJ eq. 9)."""
-    n, k = X.shape[0], act.size
-    full = np.zeros(k_max, dtype=np.int64)
-    full[:k] = act
-    _, arrays, _, _, _ = initial_state(X, np.zeros((1, n)), full, k, theta, k_max, eta, g,
-                                       PARAMS[8], False)
-    return arrays[0], arrays[4], k + 1
 
 
 def measure(Kt, L, k1):
@@ -110,12 +81,10 @@ def main():
         scale = X.std(axis=0)
         X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
         y = (data["y"][rows] == data["y"].max()).astype(np.int64)
-        states = chain_states(X, y, k_max, args.sweeps, args.every)
+        out = fbgkm_chain(X, y, k_max, args.sweeps, args.every)
         for which in ("chain", 0.1, 10.0):
-            found = []
-            for act, theta, g, eta in states:
-                Kt, L, k1 = factors(X, act, theta, g if which == "chain" else which, eta, k_max)
-                found.append(measure(Kt, L, k1))
+            found = [measure(*chain_factors(X, act, theta, g if which == "chain" else which, eta))
+                     for act, theta, (g, eta) in zip(out[1], out[4], out[5])]
             conds = [f[0] for f in found]
             worst = [max(f[i][j] for f in found) for i in (2, 3, 5) for j in range(2)]
             g_text = "chain" if which == "chain" else f"{which:g}"

@@ -20,15 +20,11 @@ allow 5 and 2 times (k + cond(L)) eps, and 10 times dtrsm's own error.
 
 import numpy as np
 import pytest
-from whitening_reference import refined_whitening, whitening_errors
+from whitening_reference import chain_factors, fbgkm_chain, refined_whitening, whitening_errors
 
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.holmes_held import whiten
-from gpcbench.mcmc.kernel import mean_distance
 
 EPS = np.finfo(float).eps
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults
 N, K_MAX, SWEEPS, EVERY = 400, 100, 200, 20
 
 
@@ -43,36 +39,16 @@ def _problem(seed=0):
 
 def _chain(X, y, seed=0):
     """One FBGKM chain of SWEEPS sweeps, every EVERY-th of the second half kept."""
-    rng = np.random.default_rng(seed)
-    act = np.zeros(K_MAX, dtype=np.int64)
-    act[:K_MAX // 2] = rng.choice(N, K_MAX // 2, replace=False)
-    n_kept = SWEEPS // 2 // EVERY
-    theta = np.array([mean_distance(X)])
-    out = (np.zeros((SWEEPS, 4)), np.zeros((n_kept, K_MAX), dtype=np.int64),
-           np.zeros((n_kept, K_MAX + 1)), np.zeros((n_kept, K_MAX + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
-    s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(N))
-    run_chain(X, y, s, act, K_MAX // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              K_MAX, np.array([1, 1, 1, 0]), np.array([SWEEPS, SWEEPS // 2, EVERY]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return out
+    return fbgkm_chain(X, y, K_MAX, SWEEPS, EVERY, seed)
 
 
 @pytest.fixture(scope="module")
 def factors():
-    """(K~, L, n_gamma + 1) of the chain's kept states, at its g and at g = 0.1, built by the
-    chain's own initial_state (the factor of Upsilon it whitened with, up to the rounding of
-    its row updates)."""
+    """(K~, L, n_gamma + 1) of the chain's kept states, at its g and at g = 0.1."""
     X, y = _problem()
     out = _chain(X, y)
-    found = []
-    for act, theta, (g, eta) in zip(out[1], out[4], out[5]):
-        k = int((act >= 0).sum())
-        for g_used in (g, 0.1):
-            _, arrays, _, _, _ = initial_state(X, np.zeros((1, N)), act.copy(), k, theta, K_MAX,
-                                               eta, g_used, PARAMS[8], False)
-            found.append((arrays[0], arrays[4], k + 1))
-    return found
+    return [chain_factors(X, act, theta, g_used, eta)
+            for act, theta, (g, eta) in zip(out[1], out[4], out[5]) for g_used in (g, 0.1)]
 
 
 def test_whitening_is_accurate_on_the_chains_factors(factors):
