@@ -265,9 +265,9 @@ def gpc_ep_variant(name: str, init: dict | None = None, *,
     name : {"GPC-EP(s,hard)", "GPC-EP(s,soft)", "GPC-EP(m,soft)"}
     init : dict, optional
         Starting hyperparameters, normally from
-        :func:`~gpcbench.estimators.ep_variants.initial_hyperparameters` (K&G footnote 11: the previous
-        fold's ``hyperparameters_``, or for (m,soft) the same fold's (s,soft) result). Default:
-        K&G's first-fold values (required explicitly for (m,soft)).
+        :func:`~gpcbench.estimators.ep_variants.initial_hyperparameters` (K&G footnote 11: the
+        previous fold's ``hyperparameters_``, or for (m,soft) the same fold's (s,soft) result).
+        Default: K&G's first-fold values (required explicitly for (m,soft)).
     classifier : class, default=EPGaussianProcessClassifier
         The estimator to configure, e.g.
         :class:`~gpcbench.estimators.ep_multiclass.MulticlassEPGaussianProcessClassifier` for

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from gpcbench.covariance import COVARIANCE_NAMES
 
-#: K&G footnote 11: initial values for GPC-EP(s,soft) on the first fold; K&G footnote 12: epsilon = 0.
+#: K&G footnote 11: initial values for GPC-EP(s,soft) on the first fold; K&G footnote 12:
+#: epsilon = 0. EPGaussianProcessClassifier's defaults are these values.
 PAPER_INITIAL_VALUES = {
     "theta0": 1.0,
     "theta1": 1e-4,

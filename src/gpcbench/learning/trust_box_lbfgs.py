@@ -1,6 +1,6 @@
 """L-BFGS-B on an EP log evidence in trust boxes: the search that the binary EP
-(:mod:`gpcbench.learning.evidence_lbfgs`) and nested EP (:mod:`gpcbench.learning.nested_ep_evidence`)
-hyperparameter learning share.
+(:mod:`gpcbench.learning.evidence_lbfgs`) and nested EP
+(:mod:`gpcbench.learning.nested_ep_evidence`) hyperparameter learning share.
 
 The objective is -log Z_EP over the learned log hyperparameters with its exact gradient (K&G
 Theorem 1 and eq. 31 for binary EP), every evaluation warm-started from the sites of the
