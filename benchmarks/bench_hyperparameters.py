@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 from gpcbench.data.dataset import load_dataset
 from gpcbench.data.splits import make_splits
 from gpcbench.experiments.run_fold import standardize
-from gpcbench.learning.em_ep import initial_hyperparameters
+from gpcbench.estimators.ep_variants import initial_hyperparameters
 from gpcbench.models import (
     EPGaussianProcessClassifier,
     MulticlassEPGaussianProcessClassifier,

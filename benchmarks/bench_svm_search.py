@@ -2,8 +2,8 @@
 (C, l) points, 650 SVC fits) with each width's Gram matrix computed once and indexed by every C
 and fold (:class:`gpcbench.baselines.svm.TwoLevelGridSVM`), against the search as it was:
 GridSearchCV refitting SVC(kernel="rbf") from the raw inputs at every grid point and fold, with
-scikit-learn's default 200 MB kernel cache (a copy below, the ``Old*`` classes, kept only as
-this reference; tests/test_svm_search.py holds the same reference).
+scikit-learn's default 200 MB kernel cache (the reference copy that tests/test_svm_search.py
+checks the new search against, tests/svm_search_reference.py).
 
 Both run in this process on one BLAS thread, on the same rows, at n = 300, 1,000 and 3,000
 training rows (the config's SVM-CV shapes run from n = 90 to 6,000: K&G's sets, ZDJ's 400-row
@@ -22,61 +22,19 @@ Usage: ``PYTHONPATH=src python benchmarks/bench_svm_search.py [--sizes 300 1000 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
-from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from gpcbench.baselines.svm import DAGSVC, HARD_MARGIN_C, TwoLevelGridSVM
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from svm_search_reference import ReferenceGridSVM  # noqa: E402
+
+from gpcbench.baselines.svm import TwoLevelGridSVM  # noqa: E402
 
 N_TEST, SEED = 2000, 20061201
-
-
-# --- reference: the search before Gram matrices were reused, copied unchanged -----------------
-
-class OldDAGSVC(DAGSVC):
-    """OLD reference: DAGSVC with scikit-learn's default 200 MB kernel cache."""
-
-    def _svc(self, n):
-        if self.log10_l is None:
-            return SVC(C=self.C, kernel="precomputed", decision_function_shape="ovo")
-        gamma = 10.0 ** self.log10_l / 2.0  # exp(-l/2 d^2) = exp(-gamma d^2)
-        return SVC(C=self.C, kernel="rbf", gamma=gamma, decision_function_shape="ovo")
-
-
-class OldGridSVM(TwoLevelGridSVM):
-    """OLD reference: GridSearchCV refits SVC from the raw inputs at every (C, l) and fold."""
-
-    def _search(self, X, y, log10_grid):
-        base = OldDAGSVC(C=HARD_MARGIN_C, log10_l=None if self.search == "C" else 0.0)
-        params = {}
-        if "C" in log10_grid:
-            params["C"] = list(10.0 ** log10_grid["C"])
-        if "l" in log10_grid:
-            params["log10_l"] = list(log10_grid["l"])
-        cv = StratifiedKFold(self.cv_folds, shuffle=True, random_state=self.random_state)
-        search = GridSearchCV(base, params, cv=cv, n_jobs=self.n_jobs, error_score="raise")
-        search.fit(X, y)
-        best = search.best_params_
-        self.cv_fits_ += self.cv_folds * len(search.cv_results_["params"])
-        return {"C": np.log10(best["C"]) if "C" in best else None,
-                "l": best.get("log10_l")}, search.best_estimator_
-
-    def fit(self, X, y):
-        self.cv_fits_ = 0
-        coarse, _ = self._search(X, y, self._grids())
-        fine, _ = self._search(X, y, self._grids(coarse))
-        C = HARD_MARGIN_C if fine["C"] is None else 10.0 ** fine["C"]
-        log10_l = None if self.search == "C" else fine["l"]
-        self.model_ = clone(OldDAGSVC(C=C, log10_l=log10_l)).fit(X, y)
-        self.classes_ = self.model_.classes_
-        self.best_params_ = {"C": C, "log10_l": log10_l}
-        self.hyperparameters_ = {"log10_C": float(np.log10(C)),
-                                 **({} if log10_l is None else {"log10_l": float(log10_l)})}
-        return self
 
 
 # --- data and timing -------------------------------------------------------------------------
@@ -112,7 +70,7 @@ def main():
         rng = np.random.default_rng(n)
         X, y = rows_of(args.npz, n + N_TEST, rng) if args.npz else twonorm(n + N_TEST, rng)
         with threadpool_limits(1):
-            old_s, old_h, old_pred = timed_search(OldGridSVM, X[:n], y[:n], X[n:])
+            old_s, old_h, old_pred = timed_search(ReferenceGridSVM, X[:n], y[:n], X[n:])
             new_s, new_h, new_pred = timed_search(TwoLevelGridSVM, X[:n], y[:n], X[n:])
         print(f"n = {n:5d}: old {old_s:8.1f} s, new {new_s:8.1f} s, "
               f"old / new {old_s / new_s:5.2f}; same (C, l) {old_h == new_h} "

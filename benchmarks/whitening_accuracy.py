@@ -10,10 +10,11 @@ jitter 1e-6, theta the mean distance, k_max of config/config.yaml) of ``--sweeps
 chain's own :func:`gpcbench.mcmc.active_set.initial_state` (the factor the chain whitened with at
 that sweep, up to the rounding of its row updates), at the chain's g and at g = 0.1 and 10.
 Reference: the dtrsm result refined once by the residual K~' - L W' summed in extended precision
-(np.longdouble). Printed per data set and g: the range of cond(L) (2-norm) and the largest
-condition number of a diagonal block of order 64; for each form, the largest relative error of
-a row of W (|dW_i| / |W_i|) and of ZDJ alg. 1's leverage h_i = H(i, i) = |W_i|^2 and
-w_i = h_i / (1 - h_i) (the larger of the two), and the largest relative difference between
+(np.longdouble; tests/whitening_reference.py, shared with the test). Printed per data set and
+g: the range of cond(L) (2-norm) and the largest condition number of a diagonal block of
+order 64; for each form, the largest relative error of a row of W (|dW_i| / |W_i|) and of ZDJ
+alg. 1's leverage h_i = H(i, i) = |W_i|^2 and w_i = h_i / (1 - h_i) (the larger of the two),
+and the largest relative difference between
 the two forms' W rows; then the same errors of the library's form over (k + cond(L)) eps,
 k = n_gamma + 1, the scale tests/test_whitening.py bounds them by.
 
@@ -25,77 +26,41 @@ Usage: PYTHONPATH=src python benchmarks/whitening_accuracy.py --data DIR [--swee
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
-from gpcbench.kernels.rbf import mean_distance
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
-from gpcbench.mcmc.holmes_held import whiten
-from gpcbench.mcmc.lapack import BLOCK
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from whitening_reference import (  # noqa: E402
+    chain_factors,
+    fbgkm_chain,
+    refined_whitening,
+    whitening_errors,
+)
+
+from gpcbench.mcmc.holmes_held import whiten  # noqa: E402
+from gpcbench.mcmc.lapack import BLOCK  # noqa: E402
 
 SETS = {"digit1": (300, 200), "coil2": (300, 200), "splice": (2000, 200),
         "astroparticle": (4000, 200)}  # Table 1's n_train and k_max
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])
-
-
-def chain_states(X, y, k_max, n_sweeps, every, seed=0):
-    """Kept (active set, theta, g, eta) of one FBGKM chain, every ``every``-th of the second
-    half of ``n_sweeps``."""
-    n = X.shape[0]
-    rng = np.random.default_rng(seed)
-    act = np.zeros(k_max, dtype=np.int64)
-    act[:k_max // 2] = rng.choice(n, k_max // 2, replace=False)
-    burn_in = n_sweeps // 2
-    n_kept = (n_sweeps - burn_in) // every
-    theta = np.array([mean_distance(X)])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
-    s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
-    run_chain(X, y, s, act, k_max // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, burn_in, every]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return [(a[a >= 0], th, g, eta) for a, th, (g, eta) in zip(out[1], out[4], out[5])]
-
-
-def factors(X, act, theta, g, eta, k_max):
-    """K~ and L at the state, built as the chain builds them (ZDJ eq. 9)."""
-    n, k = X.shape[0], act.size
-    full = np.zeros(k_max, dtype=np.int64)
-    full[:k] = act
-    _, arrays, _, _, _ = initial_state(X, np.zeros((1, n)), full, k, theta, k_max, eta, g,
-                                       PARAMS[8], False)
-    return arrays[0], arrays[4], k + 1
-
-
-def errors(W, ref):
-    """Largest relative errors of W's rows and of h = |W_i|^2 or w = h / (1 - h)."""
-    h, h_ref = (W * W).sum(axis=1), (ref * ref).sum(axis=1)
-    w, w_ref = h / (1 - h), h_ref / (1 - h_ref)
-    rows = np.linalg.norm(W - ref, axis=1) / np.linalg.norm(ref, axis=1)
-    return rows.max(), max(np.max(np.abs(h - h_ref) / h_ref), np.max(np.abs(w - w_ref) / w_ref))
 
 
 def measure(Kt, L, k1):
     """cond(L), the largest diagonal block's cond, errors of whiten and of dtrsm, the two
     forms' largest relative row difference, and whiten's errors over (k1 + cond(L)) eps."""
-    K, Lk = Kt[:, :k1], np.tril(L[:k1, :k1])
-    trsm = solve_triangular(Lk, K.T, lower=True).T
-    residual = (K.T.astype(np.longdouble)
-                - Lk.astype(np.longdouble) @ trsm.T.astype(np.longdouble)).astype(float)
-    ref = trsm + solve_triangular(Lk, residual, lower=True).T
+    Lk = np.tril(L[:k1, :k1])
+    trsm, ref = refined_whitening(Lk, Kt[:, :k1])
     W = np.zeros_like(Kt)
     whiten(Kt, k1, L, W)
     W = W[:, :k1]
     blocks = max(np.linalg.cond(Lk[b:b + BLOCK, b:b + BLOCK]) for b in range(0, k1, BLOCK))
     diff = np.max(np.linalg.norm(W - trsm, axis=1) / np.linalg.norm(trsm, axis=1))
-    cond, mine = np.linalg.cond(Lk), errors(W, ref)
+    cond, mine = np.linalg.cond(Lk), whitening_errors(W, ref)
     scale = (k1 + cond) * np.finfo(float).eps
-    return cond, blocks, mine, errors(trsm, ref), diff, (mine[0] / scale, mine[1] / scale)
+    return (cond, blocks, mine, whitening_errors(trsm, ref), diff,
+            (mine[0] / scale, mine[1] / scale))
 
 
 def main():
@@ -116,12 +81,10 @@ def main():
         scale = X.std(axis=0)
         X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
         y = (data["y"][rows] == data["y"].max()).astype(np.int64)
-        states = chain_states(X, y, k_max, args.sweeps, args.every)
+        out = fbgkm_chain(X, y, k_max, args.sweeps, args.every)
         for which in ("chain", 0.1, 10.0):
-            found = []
-            for act, theta, g, eta in states:
-                Kt, L, k1 = factors(X, act, theta, g if which == "chain" else which, eta, k_max)
-                found.append(measure(Kt, L, k1))
+            found = [measure(*chain_factors(X, act, theta, g if which == "chain" else which, eta))
+                     for act, theta, (g, eta) in zip(out[1], out[4], out[5])]
             conds = [f[0] for f in found]
             worst = [max(f[i][j] for f in found) for i in (2, 3, 5) for j in range(2)]
             g_text = "chain" if which == "chain" else f"{which:g}"

@@ -1,6 +1,6 @@
 """EM-EP: the bound F and its gradient (eqs. 29-31, 56-57) against finite differences and
 direct evaluation, Theorem 1, monotone M-steps, Jensen's inequality against the exact
-evidence, the learning loop and the paper's variant protocol."""
+evidence and the learning loop."""
 
 import math
 
@@ -8,15 +8,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpcbench.inference.ep import expectation_propagation
 from gpcbench.kernels.covariance import Covariance
+from gpcbench.inference.ep import expectation_propagation
+from gpcbench.estimators.ep_variants import HARD_THETA2, PAPER_INITIAL_VALUES
 from gpcbench.learning.em_ep import (
-    HARD_THETA2,
-    PAPER_INITIAL_VALUES,
-    VARIANTS,
     em_ep,
     entropy,
-    initial_hyperparameters,
     lower_bound,
     m_step,
     prior_term,
@@ -211,22 +208,3 @@ def test_gaussian_likelihood_em_learns_noise_and_matches_eq_39():
     exact = stats.multivariate_normal(np.zeros(50), K + noise * np.eye(50)).logpdf(y)
     np.testing.assert_allclose(res.log_evidence, exact, rtol=1e-10)
     assert res.log_evidence > res.trace[0]["log_evidence"]
-
-
-def test_variant_protocol_of_footnote_11():
-    first = initial_hyperparameters("GPC-EP(s,soft)")
-    assert first == PAPER_INITIAL_VALUES
-    previous = {
-        "theta0": 3.0,
-        "theta1": 0.2,
-        "theta2": 0.01,
-        "inverse_lengthscale": 0.4,
-        "epsilon": 0.0,
-    }
-    assert initial_hyperparameters("GPC-EP(s,soft)", previous_fold=previous) == previous
-    hard = initial_hyperparameters("GPC-EP(s,hard)", previous_fold=previous)
-    assert hard["theta2"] == HARD_THETA2 and "theta2" not in VARIANTS["GPC-EP(s,hard)"].learn
-    assert initial_hyperparameters("GPC-EP(m,soft)", same_fold=previous) == previous
-    with pytest.raises(ValueError):
-        initial_hyperparameters("GPC-EP(m,soft)", previous_fold=previous)
-    assert VARIANTS["GPC-EP(m,soft)"].ard and not VARIANTS["GPC-EP(s,soft)"].ard

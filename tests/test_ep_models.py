@@ -9,7 +9,12 @@ from scipy import special
 from sklearn_checks import assert_passes_check_estimator
 
 from gpcbench.kernels.covariance import Covariance
-from gpcbench.learning.em_ep import HARD_THETA2, initial_hyperparameters
+from gpcbench.estimators.ep_variants import (
+    HARD_THETA2,
+    PAPER_INITIAL_VALUES,
+    VARIANTS,
+    initial_hyperparameters,
+)
 from gpcbench.models import (
     EPGaussianProcessClassifier,
     EPGaussianProcessRegressor,
@@ -144,6 +149,27 @@ def test_variants_and_warm_start():
         initial_hyperparameters("GPC-EP(s,soft)", previous_fold=soft.hyperparameters_),
     )
     assert again.fit(X, y).n_iter_ <= 3
+
+
+def test_variant_protocol_of_footnote_11():
+    first = initial_hyperparameters("GPC-EP(s,soft)")
+    assert first == PAPER_INITIAL_VALUES
+    previous = {
+        "theta0": 3.0,
+        "theta1": 0.2,
+        "theta2": 0.01,
+        "inverse_lengthscale": 0.4,
+        "epsilon": 0.0,
+    }
+    assert initial_hyperparameters("GPC-EP(s,soft)", previous_fold=previous) == previous
+    hard = initial_hyperparameters("GPC-EP(s,hard)", previous_fold=previous)
+    assert hard["theta2"] == HARD_THETA2 and "theta2" not in VARIANTS["GPC-EP(s,hard)"].learn
+    assert initial_hyperparameters("GPC-EP(m,soft)", same_fold=previous) == previous
+    with pytest.raises(ValueError):
+        initial_hyperparameters("GPC-EP(m,soft)", previous_fold=previous)
+    assert VARIANTS["GPC-EP(m,soft)"].ard and not VARIANTS["GPC-EP(s,soft)"].ard
+    defaults = EPGaussianProcessClassifier().get_params()
+    assert {key: defaults[key] for key in PAPER_INITIAL_VALUES} == PAPER_INITIAL_VALUES
 
 
 def test_invalid_configurations_raise():

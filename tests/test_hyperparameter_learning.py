@@ -156,7 +156,7 @@ def test_lbfgs_trust_box_keeps_off_the_independent_latent_plateau():
     lengthscale's upper bound, where every latent is independent and log Z_EP is flat; the
     trust box reaches the interior maximum, 9 nats higher, with a finite lengthscale."""
     from gpcbench.estimators.ep import gpc_ep_variant
-    from gpcbench.learning.em_ep import initial_hyperparameters
+    from gpcbench.estimators.ep_variants import initial_hyperparameters
 
     rng = np.random.default_rng(5)
     X = rng.standard_normal((180, 7))

@@ -1,64 +1,17 @@
-"""The SVM grid search that reuses each width's Gram matrix against a literal reference: the
-search as it was, scikit-learn's GridSearchCV refitting SVC(kernel="rbf") from the raw inputs
-at every (C, l) and fold. On every case: the same (C, l), the same validation accuracy at every
-grid point and fold (to 1e-12; accuracies are multiples of 1 / fold size, so equal to 1e-12 is
-equal), hence the same tie-breaking, and the same test predictions and decision values."""
+"""The SVM grid search that reuses each width's Gram matrix against a literal reference
+(tests/svm_search_reference.py): the search as it was, scikit-learn's GridSearchCV refitting
+SVC(kernel="rbf") from the raw inputs at every (C, l) and fold. On every case: the same (C, l),
+the same validation accuracy at every grid point and fold (to 1e-12; accuracies are multiples
+of 1 / fold size, so equal to 1e-12 is equal), hence the same tie-breaking, and the same test
+predictions and decision values."""
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
-from sklearn.svm import SVC
+from svm_search_reference import ReferenceGridSVM
 
-from gpcbench.baselines.svm import DAGSVC, HARD_MARGIN_C, TwoLevelGridSVM, kernel_cache_mb
+from gpcbench.baselines.svm import DAGSVC, TwoLevelGridSVM, kernel_cache_mb
 from gpcbench.kernels.covariance import Covariance
-
-
-# --- the reference: the search before Gram matrices were reused, copied unchanged ------------
-
-class ReferenceDAGSVC(DAGSVC):
-    """DAGSVC as it was: scikit-learn's default 200 MB kernel cache."""
-
-    def _svc(self, n):
-        if self.log10_l is None:
-            return SVC(C=self.C, kernel="precomputed", decision_function_shape="ovo")
-        gamma = 10.0 ** self.log10_l / 2.0  # exp(-l/2 d^2) = exp(-gamma d^2)
-        return SVC(C=self.C, kernel="rbf", gamma=gamma, decision_function_shape="ovo")
-
-
-class ReferenceGridSVM(TwoLevelGridSVM):
-    """TwoLevelGridSVM as it was: GridSearchCV refits every (C, l) from the raw inputs."""
-
-    def _search(self, X, y, log10_grid):
-        base = ReferenceDAGSVC(C=HARD_MARGIN_C, log10_l=None if self.search == "C" else 0.0)
-        params = {}
-        if "C" in log10_grid:
-            params["C"] = list(10.0 ** log10_grid["C"])
-        if "l" in log10_grid:
-            params["log10_l"] = list(log10_grid["l"])
-        cv = StratifiedKFold(self.cv_folds, shuffle=True, random_state=self.random_state)
-        search = GridSearchCV(base, params, cv=cv, n_jobs=self.n_jobs, error_score="raise")
-        search.fit(X, y)
-        best = search.best_params_
-        self.cv_fits_ += self.cv_folds * len(search.cv_results_["params"])
-        self.searches_.append(search)
-        return {"C": np.log10(best["C"]) if "C" in best else None,
-                "l": best.get("log10_l")}, search.best_estimator_
-
-    def fit(self, X, y):
-        self.cv_fits_ = 0
-        self.searches_ = []
-        coarse, _ = self._search(X, y, self._grids())
-        fine, _ = self._search(X, y, self._grids(coarse))
-        C = HARD_MARGIN_C if fine["C"] is None else 10.0 ** fine["C"]
-        log10_l = None if self.search == "C" else fine["l"]
-        self.model_ = clone(ReferenceDAGSVC(C=C, log10_l=log10_l)).fit(X, y)
-        self.classes_ = self.model_.classes_
-        self.best_params_ = {"C": C, "log10_l": log10_l}
-        self.hyperparameters_ = {"log10_C": float(np.log10(C)),
-                                 **({} if log10_l is None else {"log10_l": float(log10_l)})}
-        return self
 
 
 # --- cases: synthetic and real (scikit-learn's bundled data), train / test halves -------------

@@ -1,7 +1,8 @@
 """Step (a)'s whitening W = L^-1 K~' (Upsilon = L L', ZDJ eq. 9; ZDJ alg. 1's leverages
 H(i, i) = |W_i|^2) on the factors an FBGKM chain meets: :func:`gpcbench.mcmc.holmes_held.whiten`
 (block forward substitution, L's diagonal blocks of order 64 inverted by dtrtri, then dgemm and
-dtrmm) against dtrsm (the form it replaced) and a reference refined in extended precision.
+dtrmm) against dtrsm (the form it replaced) and a reference refined in extended precision
+(tests/whitening_reference.py).
 
 The tolerances come from benchmarks/whitening_accuracy.py on real data (Table 1's n and
 k_max, one chain of 300 sweeps a set, factors rebuilt from every 15th kept state at the chain's
@@ -19,15 +20,11 @@ allow 5 and 2 times (k + cond(L)) eps, and 10 times dtrsm's own error.
 
 import numpy as np
 import pytest
-from scipy.linalg import solve_triangular
+from whitening_reference import chain_factors, fbgkm_chain, refined_whitening, whitening_errors
 
-from gpcbench.kernels.rbf import mean_distance
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
 from gpcbench.mcmc.holmes_held import whiten
 
 EPS = np.finfo(float).eps
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults
 N, K_MAX, SWEEPS, EVERY = 400, 100, 200, 20
 
 
@@ -42,60 +39,30 @@ def _problem(seed=0):
 
 def _chain(X, y, seed=0):
     """One FBGKM chain of SWEEPS sweeps, every EVERY-th of the second half kept."""
-    rng = np.random.default_rng(seed)
-    act = np.zeros(K_MAX, dtype=np.int64)
-    act[:K_MAX // 2] = rng.choice(N, K_MAX // 2, replace=False)
-    n_kept = SWEEPS // 2 // EVERY
-    theta = np.array([mean_distance(X)])
-    out = (np.zeros((SWEEPS, 4)), np.zeros((n_kept, K_MAX), dtype=np.int64),
-           np.zeros((n_kept, K_MAX + 1)), np.zeros((n_kept, K_MAX + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
-    s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(N))
-    run_chain(X, y, s, act, K_MAX // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              K_MAX, np.array([1, 1, 1, 0]), np.array([SWEEPS, SWEEPS // 2, EVERY]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return out
+    return fbgkm_chain(X, y, K_MAX, SWEEPS, EVERY, seed)
 
 
 @pytest.fixture(scope="module")
 def factors():
-    """(K~, L, n_gamma + 1) of the chain's kept states, at its g and at g = 0.1, built by the
-    chain's own initial_state (the factor of Upsilon it whitened with, up to the rounding of
-    its row updates)."""
+    """(K~, L, n_gamma + 1) of the chain's kept states, at its g and at g = 0.1."""
     X, y = _problem()
     out = _chain(X, y)
-    found = []
-    for act, theta, (g, eta) in zip(out[1], out[4], out[5]):
-        k = int((act >= 0).sum())
-        for g_used in (g, 0.1):
-            _, arrays, _, _, _ = initial_state(X, np.zeros((1, N)), act.copy(), k, theta, K_MAX,
-                                               eta, g_used, PARAMS[8], False)
-            found.append((arrays[0], arrays[4], k + 1))
-    return found
-
-
-def _errors(W, ref):
-    """Largest relative errors of W's rows and of h = |W_i|^2 or h / (1 - h)."""
-    h, h_ref = (W * W).sum(axis=1), (ref * ref).sum(axis=1)
-    w, w_ref = h / (1 - h), h_ref / (1 - h_ref)
-    rows = np.linalg.norm(W - ref, axis=1) / np.linalg.norm(ref, axis=1)
-    return rows.max(), max(np.max(np.abs(h - h_ref) / h_ref), np.max(np.abs(w - w_ref) / w_ref))
+    return [chain_factors(X, act, theta, g_used, eta)
+            for act, theta, (g, eta) in zip(out[1], out[4], out[5]) for g_used in (g, 0.1)]
 
 
 def test_whitening_is_accurate_on_the_chains_factors(factors):
     conds = []
     for Kt, L, k1 in factors:
-        K, Lk = Kt[:, :k1], np.tril(L[:k1, :k1])
-        trsm = solve_triangular(Lk, K.T, lower=True).T
-        residual = (K.T.astype(np.longdouble)
-                    - Lk.astype(np.longdouble) @ trsm.T.astype(np.longdouble)).astype(float)
-        ref = trsm + solve_triangular(Lk, residual, lower=True).T
+        Lk = np.tril(L[:k1, :k1])
+        trsm, ref = refined_whitening(Lk, Kt[:, :k1])
         W = np.zeros_like(Kt)
         whiten(Kt, k1, L, W)
         cond = np.linalg.cond(Lk)
         conds.append(cond)
         scale = (k1 + cond) * EPS
-        (w_rows, w_lev), (t_rows, t_lev) = _errors(W[:, :k1], ref), _errors(trsm, ref)
+        w_rows, w_lev = whitening_errors(W[:, :k1], ref)
+        t_rows, t_lev = whitening_errors(trsm, ref)
         assert w_rows <= 5 * scale and w_lev <= 2 * scale, (cond, w_rows, w_lev)
         assert w_rows <= 10 * t_rows + k1 * EPS and w_lev <= 10 * t_lev + k1 * EPS
         assert np.all(W[:, k1:] == 0)  # the columns beyond n_gamma + 1 are not written

@@ -27,7 +27,7 @@ import numpy as np
 from gpcbench.config import load_config, method_options
 from gpcbench.experiments.registry import FitContext, method_spec
 from gpcbench.experiments.run_fold import standardize
-from gpcbench.learning.em_ep import PAPER_INITIAL_VALUES
+from gpcbench.estimators.ep_variants import PAPER_INITIAL_VALUES
 
 GPML_START = {**PAPER_INITIAL_VALUES, "theta0": 1.0, "inverse_lengthscale": 1.0}
 config = load_config(Path("config/config.yaml"))

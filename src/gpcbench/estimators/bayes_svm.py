@@ -30,8 +30,7 @@ from gpcbench.mcmc.bayes_svm import (
     predictive_positive,
     run_chain,
 )
-from gpcbench.mcmc.cusum import brooks_burn_in
-from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics, worst_diagnostics
+from gpcbench.mcmc.diagnostics import sweep_diagnostics, worst_diagnostics
 from gpcbench.kernels.rbf import mean_distance, rbf
 
 TRACE_EVERY = 20  # sweeps between the entries of convergence_trace_
@@ -151,14 +150,8 @@ class _BayesSVMClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         autocorrelation time); the probe points' largest R-hat and smallest bulk and tail ESS
         of p(y_i = +1 | f_i, sigma^2); the overall Brooks burn-in (NaN if any quantity's is);
         the z acceptance rate."""
-        result = {}
-        for name, trace in traced.items():
-            kept = trace[:, rows]
-            tau = autocorrelation_time(kept) if rows.size >= 4 else float("nan")
-            step = max(1, round(self.thin * tau)) if np.isfinite(tau) else self.thin
-            brooks = [brooks_burn_in(chain, thin=step) for chain in trace]
-            result[name] = {**scalar_diagnostics(kept), "brooks_burn_in": float(np.max(brooks)),
-                            "brooks_thin": step}
+        result = {name: sweep_diagnostics(trace, rows, self.thin)
+                  for name, trace in traced.items()}
         result["probe_probability"] = worst_diagnostics(probe)
         result["brooks_burn_in"] = float(np.max([result[name]["brooks_burn_in"]
                                                  for name in TRACED]))

@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from gpcbench.kernels.covariance import COVARIANCE_NAMES
 from gpcbench.estimators.base import (
     BinaryOnly,
     Eq13Estimator,
@@ -22,15 +23,10 @@ from gpcbench.estimators.base import (
     document_covariance,
     store_parameters,
 )
+from gpcbench.estimators.ep_variants import VARIANTS, initial_hyperparameters
 from gpcbench.inference.ep import DEFAULT_SCHEDULE, expectation_propagation
-from gpcbench.kernels.covariance import COVARIANCE_NAMES
-from gpcbench.learning.em_ep import (
-    VARIANTS,
-    em_ep,
-    hyperparameter_values,
-    initial_hyperparameters,
-    trace_entry,
-)
+from gpcbench.learning.em_ep import em_ep
+from gpcbench.learning.ep_learning import hyperparameter_values, trace_entry
 from gpcbench.learning.evidence_lbfgs import em_then_lbfgs, maximize_evidence
 from gpcbench.learning.stopping import DEFAULT_GTOL
 from gpcbench.likelihoods import GaussianLikelihood, NoisyThresholdLikelihood
@@ -146,9 +142,16 @@ class EPGaussianProcessClassifier(BinaryOnly, ClassifierMixin, EPGaussianProcess
         stop_reason; alias ``convergence_trace_``. Without learning the single entry has no
         bound (None).
     converged_ : bool
-        Whether EM-EP and the final EP run both met their tolerances.
+        Whether the hyperparameter search met its stopping rule (``tol``; False when it stopped
+        at ``max_iter``) and EP at the returned hyperparameters met its own tolerances. With
+        "lbfgs" (and the L-BFGS-B phase of "em-lbfgs") the returned hyperparameters and EP
+        run are those of the largest log Z among all of the search's evaluations, EP run
+        warm-started with the search's tighter tolerances; with "em", the E-step EM-EP stopped
+        at. Without learning: whether the single EP run converged.
     n_iter_ : int
-        Number of E-steps (EP runs) performed, ``len(trace_)``: 1 without learning.
+        ``len(trace_)``: the start and every E-step or L-BFGS-B iterate (not the line
+        searches' other EP runs), plus the best point where L-BFGS-B stopped short of it; 1
+        without learning.
     covariance_ : Covariance
     likelihood_ : NoisyThresholdLikelihood
     ep_ : EPResult
@@ -262,9 +265,9 @@ def gpc_ep_variant(name: str, init: dict | None = None, *,
     name : {"GPC-EP(s,hard)", "GPC-EP(s,soft)", "GPC-EP(m,soft)"}
     init : dict, optional
         Starting hyperparameters, normally from
-        :func:`~gpcbench.learning.em_ep.initial_hyperparameters` (K&G footnote 11: the previous
-        fold's ``hyperparameters_``, or for (m,soft) the same fold's (s,soft) result). Default:
-        K&G's first-fold values (required explicitly for (m,soft)).
+        :func:`~gpcbench.estimators.ep_variants.initial_hyperparameters` (K&G footnote 11: the
+        previous fold's ``hyperparameters_``, or for (m,soft) the same fold's (s,soft) result).
+        Default: K&G's first-fold values (required explicitly for (m,soft)).
     classifier : class, default=EPGaussianProcessClassifier
         The estimator to configure, e.g.
         :class:`~gpcbench.estimators.ep_multiclass.MulticlassEPGaussianProcessClassifier` for

@@ -102,12 +102,22 @@ def other_classes(labels, n_classes) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ inner EP
 @njit(cache=True)
-def _marginal(cov_w, mean_w, y, other, a):
-    """Fills a = Sigma_w b for b = e_y - e_other + e_u and returns (b^T Sigma_w b, b^T mu_w)."""
+def _marginal(cov_w, mean_w, y, k, a):
+    """Fills a = Sigma_w b for factor k's b = e_y - e_other + e_u (``other`` the k-th class
+    other than y) and returns (b^T Sigma_w b, b^T mu_w)."""
+    other = k if k < y else k + 1
     u = mean_w.size - 1
     for r in range(mean_w.size):
         a[r] = cov_w[r, y] - cov_w[r, other] + cov_w[r, u]
     return a[y] - a[other] + a[u], mean_w[y] - mean_w[other] + mean_w[u]
+
+
+@njit(cache=True)
+def _factor_cavity(cov_w, mean_w, y, k, a, alpha_k, beta_k):
+    """:func:`_marginal` of factor k and its cavity (tau_-k, nu_-k): the marginal's natural
+    parameters less the site's (alpha_k, beta_k)."""
+    variance, mean = _marginal(cov_w, mean_w, y, k, a)
+    return variance, mean, 1.0 / variance - alpha_k, mean / variance - beta_k
 
 
 @njit(cache=True)
@@ -165,17 +175,14 @@ def inner_ep(y, cav_mean, cav_cov, cav_natural_mean, alpha, beta, max_passes, to
     log_det = 0.0
     for k in range(J - 1):
         if alpha[k] != 0.0 or beta[k] != 0.0:
-            other = k if k < y else k + 1
-            variance, mean = _marginal(cov_w, mean_w, y, other, a)
+            variance, mean = _marginal(cov_w, mean_w, y, k, a)
             log_det += _rank_one(cov_w, mean_w, a, alpha[k], beta[k], variance, mean)
     passes, converged, ok = 0, max_passes == 0, True
     for _ in range(max_passes):
         change = 0.0
         for k in range(J - 1):
-            other = k if k < y else k + 1
-            variance, mean = _marginal(cov_w, mean_w, y, other, a)
-            cav_tau = 1.0 / variance - alpha[k]
-            cav_nu = mean / variance - beta[k]
+            variance, mean, cav_tau, cav_nu = _factor_cavity(cov_w, mean_w, y, k, a, alpha[k],
+                                                             beta[k])
             if not cav_tau > 0.0:
                 return mean_w, cov_w, site_terms, 0.0, passes, False, False
             r = threshold_tilted(1.0, cav_nu / cav_tau, 1.0 / cav_tau, 0.0, 1.0)
@@ -189,10 +196,7 @@ def inner_ep(y, cav_mean, cav_cov, cav_natural_mean, alpha, beta, max_passes, to
             break
     quadratic = 0.0  # sum_k beta_k b_k^T mu_w
     for k in range(J - 1):
-        other = k if k < y else k + 1
-        variance, mean = _marginal(cov_w, mean_w, y, other, a)
-        cav_tau = 1.0 / variance - alpha[k]
-        cav_nu = mean / variance - beta[k]
+        _, mean, cav_tau, cav_nu = _factor_cavity(cov_w, mean_w, y, k, a, alpha[k], beta[k])
         if not cav_tau > 0.0:
             ok = False
             cav_tau = 1.0

@@ -136,7 +136,7 @@ class NestedEPResult:
 
     def log_evidence_gradient(self, covariance, X) -> np.ndarray:
         """d log Z_EP / d log(param) for every group of ``covariance`` (a
-        :class:`~gpcbench.inference.laplace_softmax.SoftmaxCovariance`), shape (n_groups, p)
+        :class:`~gpcbench.kernels.multiclass.SoftmaxCovariance`), shape (n_groups, p)
         (module docstring). Exact at a fixed point."""
         factors, a = self.factors, self.weights
         halves = np.stack([factors.half_S(E_c) for E_c in factors.E])  # M^-1 E_c

@@ -26,14 +26,14 @@ the EP log evidence (``EPResult.log_evidence_gradient``); the tests check this i
 With epsilon = 0 the likelihood is H(y f), log p(y | f) = -inf on a set of positive q-mass and
 F itself is -inf; F_theta_cov, which is all the M-step uses, stays finite and is recorded too.
 
-K&G's variants (K&G Tables 4-5) and its initialisation protocol (K&G footnotes 11-12) are
-described by :data:`VARIANTS` and :func:`initial_hyperparameters`.
+K&G's variants (K&G Tables 4-5) and its initialisation protocol (K&G footnotes 11-12) are in
+:mod:`gpcbench.estimators.ep_variants`; the result and trace shared with the L-BFGS-B search of
+:mod:`gpcbench.learning.evidence_lbfgs` are in :mod:`gpcbench.learning.ep_learning`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -43,100 +43,20 @@ from scipy.optimize import minimize
 from gpcbench.kernels.covariance import COVARIANCE_NAMES, Covariance
 from gpcbench.gaussian import inverse_from_cholesky, log_det_from_cholesky
 from gpcbench.inference.ep import EPResult, expectation_propagation
+from gpcbench.learning.ep_learning import (
+    EPLearning,
+    free_mask,
+    learnable,
+    likelihood_gradient,
+    trace_entry,
+)
 from gpcbench.learning.squarem import squarem_point
 from gpcbench.learning.stopping import DEFAULT_GTOL, LOG_BOUNDS, StoppingRule, stalled
 from gpcbench.likelihoods import Likelihood
 from gpcbench.monitor import Progress, warn_at_cap
 
-#: Footnote 11: initial values for GPC-EP(s,soft) on the first fold; K&G footnote 12: epsilon = 0.
-PAPER_INITIAL_VALUES = {
-    "theta0": 1.0,
-    "theta1": 1e-4,
-    "theta2": 1e-3,
-    "inverse_lengthscale": 0.05,
-    "epsilon": 0.0,
-}
-#: "theta2 was fixed to zero or a very small number" for GPC-EP(s,hard) (K&G sec. 3.5.2).
-HARD_THETA2 = 1e-6
 #: L-BFGS-B iterations per M-step (see :func:`m_step`).
 M_STEP_MAXITER = 10
-#: Relative step of the central difference in :func:`likelihood_gradient`.
-LIKELIHOOD_STEP = 1e-5
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One GPC-EP row of K&G Tables 4-5: model structure, learned set and initialisation rule.
-
-    ``init_from`` is ``"previous_fold"`` (K&G footnote 11: first fold from
-    :data:`PAPER_INITIAL_VALUES`, later folds from the previous fold's result) or the name of
-    another variant fitted on the same fold (GPC-EP(m,soft) starts from GPC-EP(s,soft)).
-    """
-
-    name: str
-    ard: bool
-    learn: tuple[str, ...]
-    fixed: dict = field(default_factory=dict)
-    init_from: str = "previous_fold"
-
-
-VARIANTS = {
-    v.name: v
-    for v in (
-        Variant(
-            "GPC-EP(s,hard)",
-            ard=False,
-            learn=("theta0", "theta1", "inverse_lengthscale"),
-            fixed={"theta2": HARD_THETA2},
-        ),
-        Variant("GPC-EP(s,soft)", ard=False, learn=COVARIANCE_NAMES),
-        Variant("GPC-EP(m,soft)", ard=True, learn=COVARIANCE_NAMES, init_from="GPC-EP(s,soft)"),
-    )
-}
-
-
-def initial_hyperparameters(variant: Variant | str, previous_fold=None, same_fold=None) -> dict:
-    """Starting hyperparameters for one fold under K&G's protocol (K&G footnote 11).
-
-    Parameters
-    ----------
-    variant : Variant or its name in :data:`VARIANTS`
-    previous_fold : dict, optional
-        ``hyperparameters_`` fitted by the same variant on the previous fold.
-    same_fold : dict, optional
-        ``hyperparameters_`` fitted on this fold by the variant named in ``variant.init_from``.
-
-    Returns
-    -------
-    dict with keys theta0, theta1, theta2, inverse_lengthscale, epsilon; the variant's fixed
-    values override the starting ones.
-    """
-    variant = VARIANTS[variant] if isinstance(variant, str) else variant
-    if variant.init_from == "previous_fold":
-        start = previous_fold if previous_fold is not None else PAPER_INITIAL_VALUES
-    else:
-        if same_fold is None:
-            raise ValueError(f"{variant.name} starts from {variant.init_from} on the same fold")
-        start = same_fold
-    values = {key: start[key] for key in PAPER_INITIAL_VALUES}
-    values.update(variant.fixed)
-    return values
-
-
-@dataclass
-class EMEPResult:
-    """Outcome of :func:`em_ep`."""
-
-    covariance: Covariance
-    likelihood: Likelihood
-    ep: EPResult
-    trace: list[dict]
-    converged: bool
-    n_iter: int
-
-    @property
-    def log_evidence(self) -> float:
-        return self.ep.log_evidence
 
 
 # ---------------------------------------------------------------------------- the bound
@@ -203,25 +123,6 @@ def _increase(new: float, old: float) -> float:
 
 
 # ---------------------------------------------------------------------------- M-step
-def learnable(learn, likelihood: Likelihood) -> tuple[str, ...]:
-    """``learn`` as a tuple of names, checked against the covariance's and the likelihood's."""
-    learn = tuple(learn)
-    unknown = set(learn) - set(COVARIANCE_NAMES) - {likelihood.parameter_name}
-    if unknown:
-        raise ValueError(f"cannot learn {sorted(unknown)}")
-    return learn
-
-
-def free_mask(covariance: Covariance, learn) -> np.ndarray:
-    """Which entries of ``covariance.params`` are optimised."""
-    names = covariance.param_names
-    mask = np.array([name.split("[")[0] in learn for name in names])
-    bad = [n for n, free, v in zip(names, mask, covariance.params) if free and not v > 0]
-    if bad:
-        raise ValueError(f"learned hyperparameters must be > 0 (log space); {bad} are not")
-    return mask
-
-
 def m_step(covariance: Covariance, X, moment, free, *, maxiter: int = M_STEP_MAXITER,
            start_value: float | None = None):
     """Maximise F_theta_cov over the free log hyperparameters with L-BFGS-B.
@@ -278,7 +179,7 @@ def em_ep(
     accelerate: bool = True,
     stall_rtol: float = 0.0,
     label: str = "EM-EP",
-) -> EMEPResult:
+) -> EPLearning:
     """Fit hyperparameters by EM-EP.
 
     Parameters
@@ -314,7 +215,7 @@ def em_ep(
 
     Returns
     -------
-    EMEPResult
+    EPLearning
         ``trace`` holds one dict per E-step: iteration, log_evidence, lower_bound (F, -inf when
         epsilon = 0), lower_bound_prior (F_theta_cov), m_step_gain (increase of F in the
         following M-step, None after the last E-step), the hyperparameters, EP's sweeps and
@@ -340,7 +241,7 @@ def em_ep(
     covariance, likelihood, ep = state[:3]
     run.progress("stopped after %d iterations, log Z %.6f, converged %s", len(run.trace) - 1,
                  ep.log_evidence, run.rule.converged, force=True)
-    return EMEPResult(covariance, likelihood, ep, run.trace, run.rule.converged,
+    return EPLearning(covariance, likelihood, ep, run.trace, run.rule.converged,
                       len(run.trace) - 1)
 
 
@@ -454,39 +355,3 @@ class _EMRun:
                 return jump
         self.sites = second.ep.sites
         return second
-
-
-def likelihood_gradient(likelihood: Likelihood, y, ep: EPResult) -> float:
-    """d log Z / d log(likelihood parameter) at an EP fixed point.
-
-    The sites are stationary there, so only the tilted normalisers sum_i log Z_i at the fixed
-    cavities depend on the parameter; their derivative is taken by a central difference in
-    log space. Zero for a parameter equal to zero (epsilon = 0 of K&G footnote 12).
-    """
-    value = float(likelihood.params[0])
-    if value == 0.0:
-        return 0.0
-    step = LIKELIHOOD_STEP
-    log_z = [np.sum(likelihood.with_parameter(value * math.exp(s)).tilted(
-        y, ep.cavity_mean, ep.cavity_variance).log_z) for s in (step, -step)]
-    return float((log_z[0] - log_z[1]) / (2 * step))
-
-
-def hyperparameter_values(covariance, likelihood) -> dict:
-    """The covariance's and the likelihood's parameter values by name."""
-    return {**covariance.to_dict(), likelihood.parameter_name: float(likelihood.params[0])}
-
-
-def trace_entry(iteration, ep, covariance, likelihood, bound=None) -> dict:
-    """One trace entry: the E-step's log Z, bound F (None without one: a fit without M-step,
-    or an L-BFGS-B step) and the hyperparameters."""
-    return {
-        "iteration": iteration,
-        "log_evidence": ep.log_evidence,
-        "lower_bound": None if bound is None else bound["F"],
-        "lower_bound_prior": None if bound is None else bound["prior"],
-        "m_step_gain": None,
-        "hyperparameters": hyperparameter_values(covariance, likelihood),
-        "ep_sweeps": ep.n_sweeps,
-        "ep_converged": ep.converged,
-    }

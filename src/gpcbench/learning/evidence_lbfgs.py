@@ -14,12 +14,10 @@ one-off EP run so that log Z and its gradient are smooth enough for the line sea
 The likelihood parameter (epsilon of K&G eq. 10, or a Gaussian noise variance), when learned,
 is a further log-space coordinate: at a fixed point the sites are stationary, so its
 derivative is that of sum_i log Z_i (the tilted normalisers at fixed cavities),
-:func:`~gpcbench.learning.em_ep.likelihood_gradient`.
+:func:`~gpcbench.learning.ep_learning.likelihood_gradient`.
 
-The run stops by the rule of :mod:`gpcbench.learning.stopping` (projected gradient or
-relative change of log Z); a coordinate at its :data:`~gpcbench.learning.em_ep.LOG_BOUNDS`
-bound whose gradient pushes outwards (an irrelevant input's inverse lengthscale running to
-zero) counts as converged and is named in the trace.
+The search, L-BFGS-B runs in trust boxes stopped by the rule of
+:mod:`gpcbench.learning.stopping`, is that of :mod:`gpcbench.learning.trust_box_lbfgs`.
 """
 
 from __future__ import annotations
@@ -27,53 +25,33 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.linalg import LinAlgError
-from scipy.optimize import minimize
 
 from gpcbench.kernels.covariance import Covariance
 from gpcbench.inference.ep import expectation_propagation
-from gpcbench.learning.em_ep import (
-    EMEPResult,
-    em_ep,
+from gpcbench.learning.em_ep import em_ep
+from gpcbench.learning.ep_learning import (
+    EPLearning,
     free_mask,
     learnable,
     likelihood_gradient,
     trace_entry,
 )
-from gpcbench.learning.stopping import (
-    BOUND_SLACK,
-    DEFAULT_FTOL,
-    DEFAULT_GTOL,
-    LOG_BOUNDS,
-    StoppingRule,
+from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
+from gpcbench.learning.trust_box_lbfgs import (
+    TRUST_RADIUS,
+    WarmStartedEvidence,
+    maximize_in_trust_boxes,
 )
 from gpcbench.likelihoods import Likelihood
-from gpcbench.monitor import Progress, warn_at_cap
 
 #: EP tolerances inside the optimiser: log Z and its gradient must be smooth in theta.
 INNER_EP_OPTIONS = {"tol": 1e-7, "site_tol": 1e-4, "max_sweeps": 200}
-#: Largest first step of each L-BFGS-B run, in log units per hyperparameter. With box bounds,
-#: its first step is the projected x - g (its Hessian model starts at the identity), so from
-#: K&G footnote 11's start (|g| ~ 30) it would leap by 30 log units.
-MAX_FIRST_STEP = 1.0
-#: Half-width, in log units, of the trust box each L-BFGS-B run is confined to. log Z_EP has
-#: plateaus at the edges of the hyperparameter space (an inverse lengthscale -> infinity
-#: makes every latent independent: log Z = n log 1/2 for the step likelihood). Unconfined,
-#: L-BFGS-B's second step on Pima fold 0 (curvature ~0 over its first unit step) went to the
-#: bound 10^6 of the inverse lengthscale, better than where it stood (-124.8 against -143.5)
-#: so accepted, but 16.6 nats below the maximum that EM-EP finds 3 log units from the start.
-TRUST_RADIUS = 2.0
-#: A coordinate that runs into its face of the trust box has its half-width multiplied by
-#: this for the next run (up to MAX_TRUST_RADIUS): one that keeps going (an irrelevant input's
-#: inverse lengthscale on its way to the lower bound) is not held to 2 log units per run.
-TRUST_GROWTH = 2.0
-MAX_TRUST_RADIUS = 16.0
 #: ``optimizer="em-lbfgs"``: EM-EP hands over to L-BFGS-B when three E-steps raise log Z by
 #: less than this, relative (:func:`~gpcbench.learning.stopping.stalled`).
 EM_STALL_RTOL = 1e-4
 
 
-class EvidenceObjective:
+class EvidenceObjective(WarmStartedEvidence):
     """-log Z_EP and its gradient over the free log hyperparameters, EP warm-started.
 
     Parameters
@@ -87,21 +65,11 @@ class EvidenceObjective:
     """
 
     def __init__(self, X, y, covariance, likelihood, free, learn_likelihood, ep_options):
+        super().__init__()
         self.X, self.y = X, y
         self.covariance, self.likelihood = covariance, likelihood
         self.free, self.learn_likelihood = free, learn_likelihood
         self.ep_options = {**ep_options, **INNER_EP_OPTIONS}
-        self.sites = None
-        self.best = None  # (log Z, point, covariance, likelihood, ep, gradient)
-        self.last = None  # (point, evaluation): L-BFGS-B's callback asks for its last point
-        self.n_evaluations = 0
-        self.scale = 1.0  # -log Z is divided by it for scipy: see first_step_scale
-
-    def first_step_scale(self, gradient) -> float:
-        """The divisor of -log Z that bounds L-BFGS-B's first step by :data:`MAX_FIRST_STEP`
-        in every coordinate; later steps use its curvature pairs, which the scale leaves
-        invariant (and the stopping rule reads the unscaled log Z and gradient)."""
-        return max(1.0, float(np.max(np.abs(gradient), initial=0.0)) / MAX_FIRST_STEP)
 
     def start(self) -> np.ndarray:
         """The starting point: free log covariance parameters (and the likelihood's)."""
@@ -122,31 +90,20 @@ class EvidenceObjective:
             likelihood = likelihood.with_parameter(float(np.exp(point[n_free])))
         return covariance, likelihood
 
-    def evaluate(self, point):
+    def fit(self, point):
         """(log Z, gradient in ``point``'s layout, covariance, likelihood, EP result)."""
-        if self.last is not None and np.array_equal(self.last[0], point):
-            return self.last[1]
         covariance, likelihood = self.models(point)
         ep = expectation_propagation(covariance(self.X), self.y, likelihood,
                                      initial_sites=self.sites, **self.ep_options)
         self.sites = ep.sites
-        self.n_evaluations += 1
         gradient = ep.log_evidence_gradient(covariance, self.X)[self.free]
         if self.learn_likelihood:
             gradient = np.append(gradient, likelihood_gradient(likelihood, self.y, ep))
-        if self.best is None or ep.log_evidence > self.best[0]:
-            self.best = (ep.log_evidence, np.array(point), covariance, likelihood, ep, gradient)
-        self.last = (np.array(point), (ep.log_evidence, gradient, covariance, likelihood, ep))
-        return self.last[1]
+        return ep.log_evidence, gradient, covariance, likelihood, ep
 
-    def __call__(self, point):
-        """(-log Z, -gradient) for scipy; a failed EP or factorisation is +inf."""
-        try:
-            log_z, gradient, *_ = self.evaluate(point)
-        except (LinAlgError, FloatingPointError):
-            self.sites = None
-            return np.inf, np.zeros(point.size)
-        return -log_z / self.scale, -gradient / self.scale
+    def trace_entry(self, iteration, evaluation) -> dict:
+        _, _, covariance, likelihood, ep = evaluation
+        return trace_entry(iteration, ep, covariance, likelihood)
 
 
 def maximize_evidence(
@@ -162,7 +119,7 @@ def maximize_evidence(
     ep_options: dict | None = None,
     trust_radius: float = TRUST_RADIUS,
     label: str = "EP evidence L-BFGS-B",
-) -> EMEPResult:
+) -> EPLearning:
     """Maximise log Z_EP over the learned hyperparameters with L-BFGS-B and its exact gradient.
 
     Parameters
@@ -175,12 +132,12 @@ def maximize_evidence(
         The stopping rule (:class:`~gpcbench.learning.stopping.StoppingRule`).
     trust_radius : float
         Initial half-width of the trust box (log units) of the L-BFGS-B runs
-        (:data:`TRUST_RADIUS`, grown by :data:`TRUST_GROWTH` per coordinate that runs into
-        its face); ``np.inf``: one run on the whole of LOG_BOUNDS.
+        (:func:`~gpcbench.learning.trust_box_lbfgs.maximize_in_trust_boxes`); ``np.inf``: one
+        run on the whole of LOG_BOUNDS.
 
     Returns
     -------
-    EMEPResult
+    EPLearning
         ``trace`` has one entry per L-BFGS-B iteration, in the layout of EM-EP's (no bound F:
         ``lower_bound`` and ``m_step_gain`` are None) plus ``gradient_norm`` and ``at_bound``.
     """
@@ -194,84 +151,14 @@ def maximize_evidence(
     objective = EvidenceObjective(X, y, covariance, likelihood, free, learn_likelihood,
                                   dict(ep_options or {}))
     rule = StoppingRule(names, gtol=gtol, ftol=ftol)
-    progress = Progress(label)
-    trace: list[dict] = []
-
-    def record(point, final=False, box=None):
-        log_z, gradient, cov, lik, ep = objective.evaluate(point)
-        entry = trace_entry(len(trace), ep, cov, lik)
-        entry.update(rule.update(log_z, point, gradient))
-        trace.append(entry)
-        progress("iteration %d log Z %.6f |grad| %.2e", entry["iteration"], log_z,
-                 entry["gradient_norm"])
-        if rule.converged and not final:
-            raise _Converged
-        if box is not None and on_trust_box_face(point, *box).any():
-            raise _LeftTrustBox(np.array(point), on_trust_box_face(point, *box))
-
-    point = objective.start()
-    radius = np.full(point.size, trust_radius)
-    try:
-        record(point)
-    except _Converged:
-        pass
-    while not rule.converged and len(trace) <= max_iter:
-        # One L-BFGS-B run in the trust box around ``point``; it ends when the stopping rule
-        # is met, when an iterate reaches the box's face (the next run is centred there), or
-        # when L-BFGS-B stops by itself (cap, or a line search without progress).
-        low, high = trust_box(point, radius)
-        objective.scale = objective.first_step_scale(objective.evaluate(point)[1])
-        try:
-            minimize(objective, point, jac=True, method="L-BFGS-B",
-                     bounds=list(zip(low, high)), callback=lambda x: record(x, box=(low, high)),
-                     options={"maxiter": max_iter - len(trace) + 1, "ftol": 0.0, "gtol": 0.0,
-                              "maxls": 40})
-            break
-        except _Converged:
-            pass
-        except _LeftTrustBox as exit:
-            point, through_face = exit.args
-            radius = np.where(through_face, np.minimum(radius * TRUST_GROWTH,
-                                                       max(trust_radius, MAX_TRUST_RADIUS)),
-                              radius)
-    if not rule.converged and not np.array_equal(objective.best[1], rule.previous[1]):
-        # L-BFGS-B stopped by itself (cap, or line search without progress) short of its best
-        record(objective.best[1], final=True)
-    _, _, cov, lik, ep, _ = objective.best
-    last = trace[-1]
-    if not rule.converged:
-        warn_at_cap(label, "L-BFGS-B", max_iter,
-                    f"projected |grad log Z| = {last['gradient_norm']:.2e} > gtol = {gtol}")
-    progress("stopped after %d iterations, log Z %.6f, converged %s", len(trace) - 1,
-             ep.log_evidence, rule.converged, force=True)
-    return EMEPResult(cov, lik, ep, trace, rule.converged, len(trace) - 1)
-
-
-def trust_box(point, radius):
-    """(low, high): the box of half-widths ``radius`` around ``point``, within LOG_BOUNDS."""
-    return (np.maximum(point - radius, LOG_BOUNDS[0]), np.minimum(point + radius, LOG_BOUNDS[1]))
-
-
-def on_trust_box_face(point, low, high, slack=BOUND_SLACK) -> np.ndarray:
-    """Which coordinates of ``point`` reached a face of the trust box that is not a face of
-    LOG_BOUNDS."""
-    at_low = (point <= low + slack) & (low > LOG_BOUNDS[0])
-    at_high = (point >= high - slack) & (high < LOG_BOUNDS[1])
-    return at_low | at_high
-
-
-class _Converged(Exception):
-    """Raised from the L-BFGS-B callback when the stopping rule is met."""
-
-
-class _LeftTrustBox(Exception):
-    """Raised from the L-BFGS-B callback with the iterate that reached the trust box's face
-    and the mask of the coordinates that did."""
+    trace, (_, _, cov, lik, ep) = maximize_in_trust_boxes(
+        objective, rule, max_iter=max_iter, trust_radius=trust_radius, label=label)
+    return EPLearning(cov, lik, ep, trace, rule.converged, len(trace) - 1)
 
 
 def em_then_lbfgs(X, y, covariance: Covariance, likelihood: Likelihood, *, learn,
                   max_iter: int = 200, gtol: float = DEFAULT_GTOL,
-                  ep_options: dict | None = None, label: str = "EM-EP + L-BFGS-B") -> EMEPResult:
+                  ep_options: dict | None = None, label: str = "EM-EP + L-BFGS-B") -> EPLearning:
     """K&G's EM-EP until it converges or stalls (:data:`EM_STALL_RTOL`), then
     :func:`maximize_evidence` from where it stopped (the ``optimizer="em-lbfgs"`` scheme).
 

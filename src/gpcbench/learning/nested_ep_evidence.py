@@ -6,11 +6,10 @@ The scheme of the binary classifier's ``optimizer="lbfgs"``
 nested EP warm-started from the previous one's inner sites with tighter tolerances
 (:data:`INNER_EP_OPTIONS`), so that log Z and its gradient
 (:meth:`~gpcbench.inference.nested_ep.NestedEPResult.log_evidence_gradient`, exact at a fixed
-point) are smooth enough for the line search; the first step is bounded by
-:data:`~gpcbench.learning.evidence_lbfgs.MAX_FIRST_STEP` per coordinate; each L-BFGS-B run is
-confined to a trust box around its start (the same radius and growth), and the search stops by
-the rule of :mod:`gpcbench.learning.stopping`. The learned coordinates are those of
-:meth:`~gpcbench.inference.laplace_softmax.SoftmaxCovariance.learned_mask`: theta0, theta1 and
+point) are smooth enough for the line search; the search is the same, L-BFGS-B runs in trust
+boxes with a bounded first step (:mod:`gpcbench.learning.trust_box_lbfgs`), stopped by the rule
+of :mod:`gpcbench.learning.stopping`. The learned coordinates are those of
+:meth:`~gpcbench.kernels.multiclass.SoftmaxCovariance.learned_mask`: theta0, theta1 and
 the inverse lengthscales of every class group (theta2 stays a fixed jitter, the multinomial
 probit's noise being its unit-variance u).
 """
@@ -20,21 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError
-from scipy.optimize import minimize
 
 from gpcbench.kernels.multiclass import SoftmaxCovariance
 from gpcbench.inference.nested_ep import NestedEPResult, nested_ep
-from gpcbench.learning.evidence_lbfgs import (
-    MAX_FIRST_STEP,
-    MAX_TRUST_RADIUS,
-    TRUST_GROWTH,
-    TRUST_RADIUS,
-    on_trust_box_face,
-    trust_box,
-)
 from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
-from gpcbench.monitor import Progress, warn_at_cap
+from gpcbench.learning.trust_box_lbfgs import (
+    TRUST_RADIUS,
+    WarmStartedEvidence,
+    maximize_in_trust_boxes,
+)
 
 #: Nested EP tolerances inside the optimiser: log Z and its gradient must be smooth in theta.
 INNER_EP_OPTIONS = {"tol": 1e-7, "moment_tol": 1e-5, "max_sweeps": 500}
@@ -66,7 +59,7 @@ def hyperparameters(covariance: SoftmaxCovariance) -> list[dict]:
     return [cov.to_dict() for cov in covariance.per_class()]
 
 
-class NestedEvidenceObjective:
+class NestedEvidenceObjective(WarmStartedEvidence):
     """-log Z_EP and its gradient over the learned log hyperparameters, nested EP warm-started.
 
     Parameters
@@ -81,50 +74,27 @@ class NestedEvidenceObjective:
     """
 
     def __init__(self, X, labels, covariance: SoftmaxCovariance, ep_options):
+        super().__init__()
         self.X, self.labels, self.covariance = X, labels, covariance
         self.ep_options = {**ep_options, **INNER_EP_OPTIONS}
-        self.sites = None
-        self.best = None  # (log Z, point, covariance, ep, gradient)
-        self.last = None
-        self.scale = 1.0
 
     def start(self) -> np.ndarray:
         return np.clip(self.covariance.log_params[self.covariance.learned_mask()], *LOG_BOUNDS)
 
-    def first_step_scale(self, gradient) -> float:
-        """The divisor of -log Z that bounds L-BFGS-B's first step by MAX_FIRST_STEP."""
-        return max(1.0, float(np.max(np.abs(gradient), initial=0.0)) / MAX_FIRST_STEP)
-
-    def evaluate(self, point):
+    def fit(self, point):
         """(log Z, gradient, covariance, nested EP result) at ``point``."""
-        if self.last is not None and np.array_equal(self.last[0], point):
-            return self.last[1]
         covariance = self.covariance.with_learned(point)
         ep = nested_ep(covariance(self.X), self.labels, initial_sites=self.sites,
                        **self.ep_options)
         self.sites = ep.sites
         gradient = ep.log_evidence_gradient(covariance, self.X)[covariance.learned_mask()]
-        if self.best is None or ep.log_evidence > self.best[0]:
-            self.best = (ep.log_evidence, np.array(point), covariance, ep, gradient)
-        self.last = (np.array(point), (ep.log_evidence, gradient, covariance, ep))
-        return self.last[1]
+        return ep.log_evidence, gradient, covariance, ep
 
-    def __call__(self, point):
-        """(-log Z, -gradient) scaled for scipy; a failed nested EP is +inf."""
-        try:
-            log_z, gradient, *_ = self.evaluate(point)
-        except (LinAlgError, FloatingPointError):
-            self.sites = None
-            return np.inf, np.zeros(point.size)
-        return -log_z / self.scale, -gradient / self.scale
-
-
-class _Converged(Exception):
-    """Raised from the L-BFGS-B callback when the stopping rule is met."""
-
-
-class _LeftTrustBox(Exception):
-    """Raised from the callback with the iterate on the trust box's face and the mask."""
+    def trace_entry(self, iteration, evaluation) -> dict:
+        log_z, _, covariance, ep = evaluation
+        return {"iteration": iteration, "log_evidence": log_z,
+                "hyperparameters": hyperparameters(covariance), "ep_sweeps": ep.n_sweeps,
+                "ep_converged": ep.converged}
 
 
 def maximize_nested_evidence(X, labels, covariance: SoftmaxCovariance, *, max_iter: int = 200,
@@ -157,50 +127,6 @@ def maximize_nested_evidence(X, labels, covariance: SoftmaxCovariance, *, max_it
     objective = NestedEvidenceObjective(np.asarray(X, dtype=float), np.asarray(labels),
                                         covariance, dict(ep_options or {}))
     rule = StoppingRule(coordinate_names(covariance), gtol=gtol, ftol=ftol)
-    progress = Progress(label)
-    trace: list[dict] = []
-
-    def record(point, final=False, box=None):
-        log_z, gradient, cov, ep = objective.evaluate(point)
-        entry = {"iteration": len(trace), "log_evidence": log_z,
-                 "hyperparameters": hyperparameters(cov), "ep_sweeps": ep.n_sweeps,
-                 "ep_converged": ep.converged, **rule.update(log_z, point, gradient)}
-        trace.append(entry)
-        progress("iteration %d log Z %.6f |grad| %.2e", entry["iteration"], log_z,
-                 entry["gradient_norm"])
-        if rule.converged and not final:
-            raise _Converged
-        if box is not None and on_trust_box_face(point, *box).any():
-            raise _LeftTrustBox(np.array(point), on_trust_box_face(point, *box))
-
-    point = objective.start()
-    radius = np.full(point.size, trust_radius)
-    try:
-        record(point)
-    except _Converged:
-        pass
-    while not rule.converged and len(trace) <= max_iter:
-        low, high = trust_box(point, radius)
-        objective.scale = objective.first_step_scale(objective.evaluate(point)[1])
-        try:
-            minimize(objective, point, jac=True, method="L-BFGS-B",
-                     bounds=list(zip(low, high)), callback=lambda x: record(x, box=(low, high)),
-                     options={"maxiter": max_iter - len(trace) + 1, "ftol": 0.0, "gtol": 0.0,
-                              "maxls": 40})
-            break
-        except _Converged:
-            pass
-        except _LeftTrustBox as exit:
-            point, through_face = exit.args
-            radius = np.where(through_face, np.minimum(radius * TRUST_GROWTH,
-                                                       max(trust_radius, MAX_TRUST_RADIUS)),
-                              radius)
-    if not rule.converged and not np.array_equal(objective.best[1], rule.previous[1]):
-        record(objective.best[1], final=True)  # L-BFGS-B stopped short of its best point
-    _, _, cov, ep, _ = objective.best
-    if not rule.converged:
-        warn_at_cap(label, "L-BFGS-B", max_iter, f"projected |grad log Z| = "
-                    f"{trace[-1]['gradient_norm']:.2e} > gtol = {gtol}")
-    progress("stopped after %d iterations, log Z %.6f, converged %s", len(trace) - 1,
-             ep.log_evidence, rule.converged, force=True)
+    trace, (_, _, cov, ep) = maximize_in_trust_boxes(
+        objective, rule, max_iter=max_iter, trust_radius=trust_radius, label=label)
     return NestedEPLearning(cov, ep, trace, rule.converged, len(trace) - 1)

@@ -21,7 +21,10 @@ and the diagnostics built from them:
 * :func:`ess_tail` -- the smaller ESS of the 5 % and 95 % quantile indicators, split chains
   (VGSCB sec. 4.3);
 * :func:`split_rhat` -- the larger of the rank-normalised and the folded rank-normalised
-  split R-hat (VGSCB sec. 4.1-4.2).
+  split R-hat (VGSCB sec. 4.1-4.2);
+* :func:`sweep_diagnostics` -- these of a sampler's kept sweeps and the Brooks (1998) CUSUM
+  burn-in (:func:`gpcbench.mcmc.cusum.brooks_burn_in`) of all its sweeps, as the MCMC
+  estimators record them.
 
 Draws are arrays of shape (m, n) (m chains of n draws) or (n,) for one chain.
 """
@@ -32,6 +35,8 @@ import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
 from scipy.special import ndtri
 from scipy.stats import rankdata
+
+from gpcbench.mcmc.cusum import brooks_burn_in
 
 #: Quantiles whose indicator chains give the tail ESS (VGSCB sec. 4.3: the 5 % and 95 % ones).
 TAIL_PROBABILITIES = (0.05, 0.95)
@@ -76,6 +81,7 @@ def rank_normalise(chains) -> np.ndarray:
     Returns
     -------
     ndarray of shape (m, n)
+        The normal score z of every draw.
     """
     chains = np.asarray(chains, dtype=float)
     ranks = rankdata(chains, method="average", axis=None).reshape(chains.shape)
@@ -94,6 +100,7 @@ def fold(chains) -> np.ndarray:
     Returns
     -------
     ndarray of shape (m, n)
+        |x - median| of every draw x.
     """
     chains = np.asarray(chains, dtype=float)
     return np.abs(chains - np.median(chains))
@@ -273,6 +280,35 @@ def scalar_diagnostics(draws) -> dict:
     if np.shape(np.atleast_2d(draws))[-1] < 4:
         return {"rhat": float("nan"), "ess_bulk": float("nan"), "ess_tail": float("nan")}
     return {"rhat": split_rhat(draws), "ess_bulk": ess_bulk(draws), "ess_tail": ess_tail(draws)}
+
+
+def sweep_diagnostics(trace, kept, thin) -> dict:
+    """Split R-hat, bulk and tail ESS of the kept sweeps and Brooks burn-in of one scalar.
+
+    Brooks' criterion asks for nearly independent draws, so every chain's sweeps are thinned
+    for it by the autocorrelation time of the kept draws, in sweeps.
+
+    Parameters
+    ----------
+    trace : ndarray of shape (m, n_sweeps)
+        The scalar at every sweep of m chains.
+    kept : int ndarray
+        Indices of the kept sweeps (after the burn-in, every ``thin``-th).
+    thin : int
+
+    Returns
+    -------
+    dict
+        ``rhat``, ``ess_bulk``, ``ess_tail`` of the kept draws (:func:`scalar_diagnostics`),
+        ``brooks_burn_in`` (in sweeps, the largest over the chains) and ``brooks_thin`` (the
+        sweeps between the draws it read).
+    """
+    draws = trace[:, kept]
+    tau = autocorrelation_time(draws) if kept.size >= 4 else float("nan")
+    step = max(1, round(thin * tau)) if np.isfinite(tau) else thin
+    brooks = [brooks_burn_in(chain, thin=step) for chain in trace]
+    return {**scalar_diagnostics(draws), "brooks_burn_in": float(np.max(brooks)),
+            "brooks_thin": step}
 
 
 def worst_diagnostics(draws) -> dict:

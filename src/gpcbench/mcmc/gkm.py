@@ -5,7 +5,7 @@ Model (ZDJ sec. 3.1): probit data augmentation s = u 1 + K_gamma beta_gamma + e,
 beta~_gamma = (u, beta_gamma')' ~ N(0, Sigma_gamma^-1) with Sigma_gamma = diag(eta, g K_gammagamma)
 (Silverman's g-prior on the active set gamma), g ~ Ga(a_g/2, b_g/2), eta ~ Ga(a_eta/2, b_eta/2)
 (shape, rate), the Beta-Bernoulli prior (ZDJ eq. 10) on gamma and uniform priors on the kernel
-widths. K(x, x') = exp(-sum_l (x_l - x'_l)^2 / theta_l^2) (:mod:`gpcbench.mcmc.kernel`).
+widths. K(x, x') = exp(-sum_l (x_l - x'_l)^2 / theta_l^2) (:mod:`gpcbench.kernels.rbf`).
 K_gammagamma carries a jitter ``jitter * I`` wherever it appears (Sigma_gamma, the g update,
 SGPC's predictive), so that duplicated inputs (a singular K, ZDJ's Moore-Penrose case)
 keep the factors finite.

@@ -37,7 +37,7 @@ def warm_started(ctx, method, name, s_soft, defaults=(), **fixed):
     the (s,soft) method ``s_soft`` on this fold; ``defaults`` are estimator options the
     method's options override, ``fixed`` ones they cannot."""
     from gpcbench.estimators.ep import gpc_ep_variant
-    from gpcbench.learning.em_ep import initial_hyperparameters
+    from gpcbench.estimators.ep_variants import initial_hyperparameters
 
     init = initial_hyperparameters(
         name, previous_fold=fitted(ctx, method, ctx.fold - 1),
