@@ -1,10 +1,13 @@
-"""The package's layers: no import cycle between modules, no module importing another's
-private (``_``-prefixed) names, and no module over 500 lines of code (its module docstring,
-the notation and equations it implements, not counted)."""
+"""The package's layers: each module imports only modules of its own layer or of the layers
+before it (the order docs/pipeline.md states), the report imports no model code, no import
+cycle between modules, no module importing another's private (``_``-prefixed) names, and no
+module over 500 lines of code (its module docstring, the notation and equations it
+implements, not counted)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -45,6 +48,28 @@ def _imports(name: str) -> list[tuple[str, list[str]]]:
 
 GRAPH = {name: _imports(name) for name in MODULES}
 
+def _documented_layers() -> list[list[str]]:
+    """The numbered list of docs/pipeline.md's layout: each entry's module prefixes, in order
+    (the bare package first: it holds only the version)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "pipeline.md").read_text()
+    entries = re.findall(r"^\d+\. (`.+)$", text, flags=re.MULTILINE)
+    return [["gpcbench"]] + [[f"gpcbench.{name}" for name in re.findall(r"`([\w.]+)`", entry)]
+                             for entry in entries]
+
+
+LAYERS = _documented_layers()
+#: Model code (inference to baselines), which the report (it reads fold results) never imports.
+MODEL = ("gpcbench.inference", "gpcbench.mcmc", "gpcbench.learning", "gpcbench.estimators",
+         "gpcbench.models", "gpcbench.baselines")
+
+
+def _layer(module: str) -> int:
+    """Index in LAYERS of the entry whose longest prefix names ``module``."""
+    matches = [(len(prefix), i) for i, prefixes in enumerate(LAYERS) for prefix in prefixes
+               if module == prefix or module.startswith(prefix + ".")]
+    assert matches, f"{module} is in no entry of docs/pipeline.md's layer list"
+    return max(matches)[1]
+
 
 def _cycle() -> list[str] | None:
     """One import cycle between gpcbench modules (package __init__ edges excluded), if any."""
@@ -69,6 +94,27 @@ def _cycle() -> list[str] | None:
         if node not in state and (found := visit(node)):
             return found
     return None
+
+
+def test_every_module_is_in_a_layer_and_imports_only_its_own_or_earlier_layers():
+    upward = sorted(f"{name} (entry {_layer(name)}) imports {module} (entry {_layer(module)})"
+                    for name, deps in GRAPH.items() for module, _ in deps
+                    if _layer(module) > _layer(name))
+    assert upward == []
+
+
+def test_the_report_imports_no_model_code():
+    report = [name for name in MODULES if name.startswith("gpcbench.experiments.report")]
+    model = sorted(f"{name} imports {module}" for name in report for module, _ in GRAPH[name]
+                   if module.startswith(MODEL))
+    assert report and model == []
+
+
+def test_the_layer_list_is_read_from_the_docs_and_longest_prefixes_win():
+    assert len(LAYERS) > 10 and ["gpcbench.kernels"] in LAYERS
+    assert _layer("gpcbench.experiments.report.cells") == _layer("gpcbench.experiments.report")
+    assert _layer("gpcbench.experiments.run_fold") < _layer("gpcbench.experiments.report")
+    assert _layer("gpcbench.kernels.rbf") < _layer("gpcbench.inference.ep")
 
 
 def test_no_import_cycle():
