@@ -132,11 +132,9 @@ def test_a_substitute_shared_by_several_columns_is_noted_once_naming_them():
 
     config = {"experiments": {"exp": {"datasets": {
         "n300": {"data": "text"}, "iris": {"note": "own note"}, "n400": {"data": "text"}}}}}
-    table = {"experiment": "exp", "datasets": {"n300": "300", "iris": "Iris", "n400": "400"},
-             "notes": ["table note"]}
+    table = {"experiment": "exp", "datasets": {"n300": "300", "iris": "Iris", "n400": "400"}}
     meta = {"text": {"substitute": "stand-in", "differences": "smaller"}}
-    assert entry_notes(config, table, meta) == [
-        "table note", "300, 400: stand-in — smaller", "Iris: own note"]
+    assert entry_notes(config, table, meta) == ["300, 400: stand-in — smaller", "Iris: own note"]
 
 
 def test_failed_folds_are_excluded_and_counted():
