@@ -8,8 +8,9 @@ import yaml
 
 import numpy as np
 
-from gpcbench.config import (ConfigError, entry_fold_count, entry_methods, entry_train_size,
-                             load_config, method_options, standardizes, validate_config)
+from gpcbench.config import (ConfigError, check_causes, entry_fold_count, entry_methods,
+                             entry_train_size, load_config, method_options, read_causes,
+                             standardizes, validate_config)
 from gpcbench.data.registry import DATASETS
 
 
@@ -163,9 +164,13 @@ def test_bad_causes_beside_the_published_numbers_are_rejected_naming_the_key(
     (tmp_path / "beyond_2se.yaml").write_text(yaml.safe_dump({"zhang2011_table13": [entry]}))
     with pytest.raises(ConfigError, match=re.escape(f"config key '{key}'")):
         validate_config(config, published_dir=tmp_path)
-    (tmp_path / "beyond_2se.yaml").write_text(yaml.safe_dump({"zhang2011_tabel13": [entry]}))
+        check_causes(config, read_causes(tmp_path))
     with pytest.raises(ConfigError, match="config key 'beyond_2se.yaml.zhang2011_tabel13'"):
-        validate_config(config, published_dir=tmp_path)
+        check_causes(config, {"zhang2011_tabel13": [entry]})
+
+
+def test_the_shipped_causes_name_the_protocols_tables_and_columns(config, repo):
+    check_causes(config, read_causes(repo / "config" / "published"))
 
 
 def test_config_yaml_holds_no_prose(repo):

@@ -97,7 +97,7 @@ def _check_published_files(config: dict, published_dir: Path) -> None:
         if file and not (published_dir / file).is_file():
             raise ConfigError(f"config key 'tables.{name}.published.file': table '{name}' "
                               f"names {published_dir / file}, which does not exist")
-    _check_causes(config, read_causes(published_dir))
+    _check_schema(read_causes(published_dir), causes_schema(), (CAUSES_FILE,))
 
 
 #: The causes of the cells beyond two standard errors, beside the published numbers.
@@ -117,12 +117,13 @@ def causes_schema() -> dict:
     return yaml.safe_load(files("gpcbench").joinpath("schemas", "beyond_2se.schema.yaml").read_text())
 
 
-def _check_causes(config: dict, causes: dict) -> None:
+def check_causes(config: dict, causes: dict) -> None:
     """Every entry of ``causes`` names a table of ``config`` and that table's columns (a
-    confusion table's columns are classes, not checked here)."""
+    confusion table's columns are classes, not checked here): the causes are the full
+    protocol's, so this holds for config/config.yaml, not for a smaller config sharing
+    config/published (smoke.yaml), whose validation checks only their schema."""
     from gpcbench.data.registry import unknown_name
 
-    _check_schema(causes, causes_schema(), (CAUSES_FILE,))
     for name, entries in causes.items():
         table = config["tables"].get(name)
         if table is None:
