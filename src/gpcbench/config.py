@@ -114,7 +114,8 @@ def read_causes(published_dir: Path) -> dict:
 @functools.cache
 def causes_schema() -> dict:
     """The JSON schema of ``beyond_2se.yaml`` (shipped with the package)."""
-    return yaml.safe_load(files("gpcbench").joinpath("schemas", "beyond_2se.schema.yaml").read_text())
+    schema = files("gpcbench").joinpath("schemas", "beyond_2se.schema.yaml")
+    return yaml.safe_load(schema.read_text())
 
 
 def check_causes(config: dict, causes: dict) -> None:

@@ -72,7 +72,8 @@ def measure(root: Path, seed: int) -> dict:
     for experiment, names in SETS.items():
         for name in names:
             data = np.load(root / f"data/processed/{name}.npz")
-            folds = json.loads((root / f"data/splits/{experiment}/{name}.json").read_text())["folds"]
+            split = root / f"data/splits/{experiment}/{name}.json"
+            folds = json.loads(split.read_text())["folds"]
             values[name] = {inputs: {tie: fold_errors(data["X"], data["y"], folds, tie,
                                                       inputs == "standardised", seed)
                                      for tie in TIES}

@@ -28,7 +28,8 @@ from gpcbench.experiments.report.formats import (
     write_table,
 )
 from gpcbench.experiments.report.index import parse_target, report_targets, write_overview
-from gpcbench.experiments.report.notes import read_readings, table_notes, with_causes
+from gpcbench.experiments.report.notes import (fill_cells, read_readings, table_notes,
+                                               with_causes)
 
 
 def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
@@ -81,7 +82,7 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
     (method -> code hash at HEAD) marks cells built from stale folds (those of other code, or
     made otherwise than ``config`` and the data sets' recorded content now say)."""
     table = config["tables"][name]
-    notes = [*notes, *entry_notes(config, table, data_meta)]
+    notes = [*notes, *entry_notes(config, table, data_meta)]  # cells quoted: filled below
     if table["metric"] == "confusion":
         experiment = config["experiments"][table["experiment"]]
         class_names = {entry: required(datasets, entry_data(experiment, entry),
@@ -97,7 +98,7 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
     cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
                         expected_fold_counts(config, table), head_hashes, config,
                         data_checksums(data_meta))
-    write_table(name, table, cells, notes, Path(out))
+    write_table(name, table, cells, fill_cells(notes, cells), Path(out))
     return cells
 
 

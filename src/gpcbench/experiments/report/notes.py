@@ -8,7 +8,9 @@ notes. A bullet that is only a link to ``shared/<topic>.md`` stands for that fil
 several tables share, written once). A note quotes a measurement of a reading
 (:mod:`gpcbench.experiments.readings`) as ``{reading:<name>.<key>.<key>[:<format>]}``, filled
 from the reading's output ``<name>.json``; a note whose reading is missing or was made by other
-code than the reading's now is marked stale and its numbers show as '?'."""
+code than the reading's now is marked stale and its numbers show as '?'. A note quotes a cell of
+its own table as ``{ours:<row>|<column>[:<format>]}`` (our value) or ``{published:...}`` (the
+published one), row and column as printed, filled from the cells the table job computes."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ BULLET = "- "
 CONTINUATION = "  "
 #: A bullet that is only a link to a shared notes file.
 INCLUDE = re.compile(r"\[[^\]]*\]\((shared/[\w.-]+\.md)\)")
+#: A quoted cell of the note's table: ours or published, row, column, optional format spec.
+CELL = re.compile(r"\{(ours|published):([^|{}]+)\|([^:{}]+)(?::([^{}]*))?\}")
 #: A quoted reading: name, key path, optional format spec.
 PLACEHOLDER = re.compile(r"\{reading:([a-z0-9_]+)((?:\.[\w-]+)+)(?::([^{}]*))?\}")
 
@@ -84,6 +88,22 @@ def fill_readings(note: str, readings: dict, current_hashes: dict) -> str:
     if not stale:
         return filled
     return f"**stale** (reading {', '.join(sorted(stale))} missing or of other code): {filled}"
+
+
+def fill_cells(notes: list[str], cells) -> list[str]:
+    """``notes`` with each quoted cell replaced by its value in ``cells`` (the table's cells:
+    ``method`` and ``dataset`` as printed, ``ours`` and ``pub_mean``); a cell the table does
+    not have is an error naming it."""
+    column = {"ours": "ours", "published": "pub_mean"}
+
+    def value(match: re.Match) -> str:
+        which, row, printed, spec = match.groups()
+        found = cells.loc[(cells["method"] == row) & (cells["dataset"] == printed), column[which]]
+        if found.empty:
+            raise ValueError(f"a note quotes {match.group(0)}, which is not a cell of the table")
+        return format(float(found.iloc[0]), spec or "")
+
+    return [CELL.sub(value, note) for note in notes]
 
 
 def read_readings(paths) -> dict:
