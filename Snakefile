@@ -47,6 +47,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/splits.smk"
 include: "workflow/rules/experiments.smk"
+include: "workflow/rules/readings.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/rodrigues.smk"
 

@@ -8,8 +8,9 @@ import yaml
 
 import numpy as np
 
-from gpcbench.config import (ConfigError, entry_fold_count, entry_methods, entry_train_size,
-                             load_config, method_options, standardizes, validate_config)
+from gpcbench.config import (ConfigError, check_causes, entry_fold_count, entry_methods,
+                             entry_train_size, load_config, method_options, read_causes,
+                             standardizes, validate_config)
 from gpcbench.data.registry import DATASETS
 
 
@@ -72,12 +73,6 @@ def test_shipped_configs_validate(repo, name):
         (lambda c: c["figures"]["zhang2011_figure4"].pop("table"), "figures.zhang2011_figure4.table"),
         (lambda c: c["figures"]["zhang2011_figure4"].update(datasets=["splice", "bci"]),
          "figures.zhang2011_figure4.datasets[1]"),
-        (lambda c: c["tables"]["zhang2011_table13"].update(beyond_2se=[
-            {"cause": "bad luck", "cells": {"SVM": ["Ringnorm"]}, "why": "x"}]),
-         "tables.zhang2011_table13.beyond_2se[0].cause"),
-        (lambda c: c["tables"]["zhang2011_table13"].update(beyond_2se=[
-            {"cause": "data", "cells": {"SVM": ["Ringnrom"]}, "why": "x"}]),
-         "tables.zhang2011_table13.beyond_2se[0].cells.SVM"),
         # per-entry protocol overrides follow the protocol's schema
         (lambda c: c["experiments"]["zhang2011"]["datasets"]["bci"].update(protocol={"fold": 2}),
          "experiments.zhang2011.datasets.bci.protocol.fold"),
@@ -148,12 +143,48 @@ def test_an_unknown_name_gets_the_closest_known_ones_and_a_short_list(config, mu
 
 def test_the_schemas_causes_of_cells_beyond_two_se_are_the_reports():
     """A ``beyond_2se`` cause the schema admits is one the index explains, and conversely."""
-    from gpcbench.config import config_schema
+    from gpcbench.config import causes_schema
     from gpcbench.experiments.report.fidelity import CAUSES
 
-    table = config_schema()["$defs"]["table"]
-    cause = table["properties"]["beyond_2se"]["items"]["properties"]["cause"]
+    cause = causes_schema()["additionalProperties"]["items"]["properties"]["cause"]
     assert cause["enum"] == list(CAUSES)
+
+
+@pytest.mark.parametrize("entry, key", [
+    ({"cause": "bad luck", "cells": {"SVM": ["Ringnorm"]}, "why": "x"},
+     "beyond_2se.yaml.zhang2011_table13[0].cause"),
+    ({"cause": "data", "cells": {"SVM": ["Ringnrom"]}, "why": "x"},
+     "beyond_2se.yaml.zhang2011_table13[0].cells.SVM"),
+    ({"cause": "data", "cells": {"SVM": ["Ringnorm"]}}, "beyond_2se.yaml.zhang2011_table13[0].why"),
+])
+def test_bad_causes_beside_the_published_numbers_are_rejected_naming_the_key(
+        config, repo, tmp_path, entry, key):
+    for path in (repo / "config" / "published").glob("*.csv"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "beyond_2se.yaml").write_text(yaml.safe_dump({"zhang2011_table13": [entry]}))
+    with pytest.raises(ConfigError, match=re.escape(f"config key '{key}'")):
+        validate_config(config, published_dir=tmp_path)
+        check_causes(config, read_causes(tmp_path))
+    with pytest.raises(ConfigError, match="config key 'beyond_2se.yaml.zhang2011_tabel13'"):
+        check_causes(config, {"zhang2011_tabel13": [entry]})
+
+
+def test_the_shipped_causes_name_the_protocols_tables_and_columns(config, repo):
+    check_causes(config, read_causes(repo / "config" / "published"))
+
+
+def test_config_yaml_holds_no_prose(repo):
+    """Notes live in docs/tables and causes in config/published: config.yaml has no ``notes``
+    key, no comment of more than one line and no line over 150 characters."""
+    text = (repo / "config" / "config.yaml").read_text()
+    assert not re.search(r"^\s*notes:", text, flags=re.M)
+    assert not re.search(r"^\s*beyond_2se:", text, flags=re.M)
+    lines = text.splitlines()
+    comment = [line.lstrip().startswith("#") for line in lines]
+    blocks = [i for i in range(1, len(lines)) if comment[i] and comment[i - 1]]
+    assert not blocks, f"config.yaml line {blocks[0] + 1}: a comment of more than one line"
+    long = [i + 1 for i, line in enumerate(lines) if len(line) > 150]
+    assert not long, f"config.yaml lines over 150 characters: {long}"
 
 
 def test_unreadable_config_file_is_named(tmp_path):

@@ -14,7 +14,8 @@ import pytest
 from workflow_helpers import REPO, SNAKEMAKE
 
 README = (REPO / "README.md").read_text()
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+         *sorted((REPO / "docs" / "tables").rglob("*.md"))]  # and the tables' notes
 DOCS = "\n".join(page.read_text() for page in PAGES)  # the README and the pages it links
 CODE_BLOCKS = re.findall(r"```(?:sh|bash)\n(.*?)```", DOCS, re.S)
 TOP_LEVEL = ("workflow/", "src/", "config/", "data/", "reports/", "tests/", "benchmarks/",

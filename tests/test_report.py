@@ -55,7 +55,8 @@ def test_published_key_matches_another_column_to_the_printed_names(tmp_path):
     folds = pd.concat([_folds([0.10, 0.12]).assign(dataset="n300"),
                        _folds([0.20, 0.22]).assign(dataset="n400")])
     table = {**TABLE, "datasets": {"n300": "300", "n400": "400"}, "spread": "sd",
-             "published": {"file": "pub.csv", "mean": "err", "spread": "sd", "key": "n_train"}}
+             "published": {"file": "pub.csv", "mean": "err", "spread": "sd", "key": "n_train",
+                           "n": 20}}
     (tmp_path / "pub.csv").write_text("n_train,method,err,sd\n400,M,0.21,0.01\n300,M,0.11,0.01\n"
                                       "500,M,0.31,0.01\n")
     cells = table_cells(table, folds, published_cells(table, tmp_path)).set_index("entry")
@@ -132,11 +133,9 @@ def test_a_substitute_shared_by_several_columns_is_noted_once_naming_them():
 
     config = {"experiments": {"exp": {"datasets": {
         "n300": {"data": "text"}, "iris": {"note": "own note"}, "n400": {"data": "text"}}}}}
-    table = {"experiment": "exp", "datasets": {"n300": "300", "iris": "Iris", "n400": "400"},
-             "notes": ["table note"]}
+    table = {"experiment": "exp", "datasets": {"n300": "300", "iris": "Iris", "n400": "400"}}
     meta = {"text": {"substitute": "stand-in", "differences": "smaller"}}
-    assert entry_notes(config, table, meta) == [
-        "table note", "300, 400: stand-in — smaller", "Iris: own note"]
+    assert entry_notes(config, table, meta) == ["300, 400: stand-in — smaller", "Iris: own note"]
 
 
 def test_failed_folds_are_excluded_and_counted():

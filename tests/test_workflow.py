@@ -147,17 +147,14 @@ def test_one_report_file_plans_only_its_experiment(repo, tmp_path, target, exper
 def test_report_config_keeps_only_a_parts_own_config_in_order():
     from gpcbench.workflow import one_of, report_config
 
-    causes = [{"cause": "data", "cells": {"1-NN": ["Z"]}, "why": "another pool"}]
     config = {**TWO_EXPERIMENTS, "tables": {**TWO_EXPERIMENTS["tables"], "wide": {
-        **TWO_EXPERIMENTS["tables"]["first_table"], "datasets": {"z": "Z", "a": "A"},
-        "beyond_2se": causes}}, "methods": {"1nn": {"p": 1}, "knn": {"cv_folds": 5}}}
+        **TWO_EXPERIMENTS["tables"]["first_table"], "datasets": {"z": "Z", "a": "A"}}},
+        "methods": {"1nn": {"p": 1}, "knn": {"cv_folds": 5}}}
     part = report_config(config, "table", "wide")
-    shown = {k: v for k, v in config["tables"]["wide"].items() if k != "beyond_2se"}
-    assert part == {"seed": 7, "tables": {"wide": shown},  # the causes only index.md shows left out
+    assert part == {"seed": 7, "tables": {"wide": config["tables"]["wide"]},
                     "experiments": {"first": config["experiments"]["first"]},
                     "methods": {"1nn": {"p": 1}}}  # its experiment's methods' options
     assert list(part["tables"]["wide"]["datasets"]) == ["z", "a"]  # the table's column order
-    assert report_config(config, "overview")["tables"]["wide"]["beyond_2se"] == causes
     assert report_config(config, "summary", "second") == {
         "experiments": {"second": config["experiments"]["second"]}}
     assert set(report_config(config, "figure", "second_relevance")["experiments"]) == {"second"}

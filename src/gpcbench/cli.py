@@ -170,11 +170,19 @@ def cmd_report(args) -> None:
     from gpcbench.experiments.decision_regions import decision_regions
     from gpcbench.experiments.report.build import write_report
 
-    write_report(refit_regions=decision_regions, config=json.loads(args.config_json), fold_tables=args.folds,
+    write_report(config=json.loads(args.config_json), fold_tables=args.folds,
                  published_dir=Path(args.published), out_dir=Path(args.out),
                  data_meta_paths=args.data_meta, only=args.only, data_paths=args.data,
                  split_paths=args.splits,
-                 head_hashes=json.loads(args.code_hashes) if args.code_hashes else None)
+                 head_hashes=json.loads(args.code_hashes) if args.code_hashes else None,
+                 notes_dir=args.notes, reading_paths=args.readings,
+                 refit_regions=decision_regions)
+
+
+def cmd_reading(args) -> None:
+    from gpcbench.experiments.readings import run_reading
+
+    run_reading(args.name, Path(args.output), seed=args.seed)
 
 
 def cmd_check_config(args) -> None:
@@ -281,7 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="split files data/splits/<experiment>/<entry>.json of decision regions")
     p.add_argument("--code-hashes", metavar="JSON",
                    help="method -> code hash at HEAD: marks stale folds in tables and index.md")
+    p.add_argument("--notes", help="directory of the tables' notes (docs/tables; default: none)")
+    p.add_argument("--readings", nargs="*", default=[],
+                   help="reading outputs reports/readings/<name>.json the notes quote")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("reading", help="measure one reading the table notes quote "
+                                       "(gpcbench.experiments.readings) into a JSON file")
+    p.add_argument("name")
+    p.add_argument("output")
+    p.add_argument("--seed", type=int, required=True)
+    p.set_defaults(func=cmd_reading)
 
     p = sub.add_parser("check-config", help="validate config files (schema, names, options)")
     p.add_argument("configs", nargs="+", metavar="CONFIG")

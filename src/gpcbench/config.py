@@ -97,10 +97,51 @@ def _check_published_files(config: dict, published_dir: Path) -> None:
         if file and not (published_dir / file).is_file():
             raise ConfigError(f"config key 'tables.{name}.published.file': table '{name}' "
                               f"names {published_dir / file}, which does not exist")
+    _check_schema(read_causes(published_dir), causes_schema(), (CAUSES_FILE,))
+
+
+#: The causes of the cells beyond two standard errors, beside the published numbers.
+CAUSES_FILE = "beyond_2se.yaml"
+
+
+def read_causes(published_dir: Path) -> dict:
+    """Table -> its ``beyond_2se`` entries, from ``<published_dir>/beyond_2se.yaml`` (none if
+    the file is absent); each entry names a cause, the cells as printed and why."""
+    path = Path(published_dir) / CAUSES_FILE
+    return (read_config_file(path) or {}) if path.is_file() else {}
+
+
+@functools.cache
+def causes_schema() -> dict:
+    """The JSON schema of ``beyond_2se.yaml`` (shipped with the package)."""
+    schema = files("gpcbench").joinpath("schemas", "beyond_2se.schema.yaml")
+    return yaml.safe_load(schema.read_text())
+
+
+def check_causes(config: dict, causes: dict) -> None:
+    """Every entry of ``causes`` names a table of ``config`` and that table's columns (a
+    confusion table's columns are classes, not checked here): the causes are the full
+    protocol's, so this holds for config/config.yaml, not for a smaller config sharing
+    config/published (smoke.yaml), whose validation checks only their schema."""
+    from gpcbench.data.registry import unknown_name
+
+    for name, entries in causes.items():
+        table = config["tables"].get(name)
+        if table is None:
+            raise ConfigError(f"config key '{CAUSES_FILE}.{name}': "
+                              f"{unknown_name('table', name, config['tables'])}")
+        for i, entry in enumerate([] if table["metric"] == "confusion" else entries):
+            for row, columns in entry["cells"].items():
+                unknown = [c for c in columns if c not in table["datasets"].values()]
+                if unknown:
+                    raise ConfigError(f"config key '{CAUSES_FILE}.{name}[{i}].cells.{row}': "
+                                      f"'{unknown[0]}' is not a column of the table (one of "
+                                      f"{', '.join(table['datasets'].values())})")
 
 
 def _check_names(config: dict) -> None:
     from gpcbench.data.registry import DATASETS, unknown_name
+    from gpcbench.experiments.readings import READINGS
     from gpcbench.experiments.registry import METHODS
 
     for name, experiment in config["experiments"].items():
@@ -150,14 +191,6 @@ def _check_names(config: dict) -> None:
             if method not in run:
                 raise ConfigError(f"config key 'tables.{name}.method_metrics.{method}': not a "
                                   f"method of experiment '{table['experiment']}'")
-        causes = [] if table["metric"] == "confusion" else table.get("beyond_2se", [])
-        for i, entry in enumerate(causes):  # a confusion table's columns are classes
-            for row, columns in entry["cells"].items():
-                unknown = [c for c in columns if c not in table["datasets"].values()]
-                if unknown:
-                    raise ConfigError(f"config key 'tables.{name}.beyond_2se[{i}].cells.{row}': "
-                                      f"'{unknown[0]}' is not a column of the table (one of "
-                                      f"{', '.join(table['datasets'].values())})")
         published = table.get("published", {})
         if table["metric"] == "confusion" and published and not {"mean", "method"} <= set(published):
             raise ConfigError(f"config key 'tables.{name}.published': a confusion table's "
@@ -175,6 +208,10 @@ def _check_names(config: dict) -> None:
             _check_decision_regions(name, figure)
         if figure["type"] == "timing":
             _check_timing(name, figure, config["tables"])
+    for name in config.get("readings", {}):
+        if name not in READINGS:
+            raise ConfigError(f"config key 'readings.{name}': "
+                              f"{unknown_name('reading', name, READINGS)}")
     check = config.get("exact_regression")
     if check and check["data"] not in DATASETS:
         raise ConfigError(f"config key 'exact_regression.data': "

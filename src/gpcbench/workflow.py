@@ -134,12 +134,11 @@ def _experiment_method_options(config: dict, experiment: dict) -> dict:
 
 def report_config(config: dict, kind: str, name: str = "") -> dict:
     """The part of the config one report job reads (``kind`` as in ``gpcbench report --only``),
-    so that editing another table, figure or experiment does not rerun it (nor editing a
-    table's ``beyond_2se`` causes, which only ``index.md`` shows); a table's part has the
-    seed, which its stale marks check. Key order is kept:
+    so that editing another table, figure or experiment does not rerun it; a table's part has
+    the seed, which its stale marks check. Key order is kept:
     a table's ``datasets`` order is its column order."""
     if kind == "table":
-        table = {k: v for k, v in config["tables"][name].items() if k != "beyond_2se"}
+        table = config["tables"][name]
         experiment = config["experiments"][table["experiment"]]
         return {"seed": config["seed"], "tables": {name: table},
                 "experiments": {table["experiment"]: experiment},
@@ -150,10 +149,8 @@ def report_config(config: dict, kind: str, name: str = "") -> dict:
         figure = config["figures"][name]
         part = {"figures": {name: figure},
                 "experiments": {figure["experiment"]: config["experiments"][figure["experiment"]]}}
-        if "table" in figure:  # a timing figure: the table whose cells it draws (not its notes)
-            table = config["tables"][figure["table"]]
-            part["tables"] = {figure["table"]: {k: v for k, v in table.items()
-                                                if k not in ("notes", "beyond_2se")}}
+        if "table" in figure:  # a timing figure: the table whose cells it draws
+            part["tables"] = {figure["table"]: config["tables"][figure["table"]]}
         return part
     if kind == "overview":
         return config

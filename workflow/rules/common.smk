@@ -5,9 +5,9 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from gpcbench.config import (ConfigError, entry_data, entry_fold_count, entry_methods,
-                             entry_protocol, entry_train_size, method_options, standardizes,
-                             validate_config)
+from gpcbench.config import (CAUSES_FILE, ConfigError, entry_data, entry_fold_count,
+                             entry_methods, entry_protocol, entry_train_size, method_options,
+                             standardizes, validate_config)
 from gpcbench.data.registry import DATASETS, UnknownDatasetError, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.experiments.reuse import current_folds
@@ -15,6 +15,9 @@ from gpcbench.workflow import check_data_targets, data_code_hash, published_hash
 
 # Published numbers live in the repository, whatever the config's workdir.
 PUBLISHED = os.path.join(REPO, "config", "published")
+# The tables' notes (docs/tables/<table>.md) and the readings they quote that the config runs.
+NOTES = os.path.join(REPO, "docs", "tables")
+READINGS_RUN = config.get("readings", {})
 
 # Rebuild reports/ from the committed fold ledger (see report.smk), not from fold results.
 FROM_LEDGER = bool(config.pop("from_ledger", False))

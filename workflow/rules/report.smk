@@ -2,8 +2,10 @@
 # experiment summary and config figure is its own job, reading only its experiment's
 # folds.csv, the metadata of its own data sets and its own part of the config (a JSON param:
 # editing another table reruns nothing here); the overview (published-vs-reproduced figure and
-# reports/index.md) reads every experiment.
+# reports/index.md, with the causes in config/published/beyond_2se.yaml) reads every
+# experiment. A table's notes are docs/tables/<table>.md (gpcbench.experiments.report.notes).
 
+from gpcbench.experiments.report.notes import file_notes, note_files, quoted_readings
 from gpcbench.workflow import one_of, report_config
 
 TABLES = config["tables"]
@@ -62,6 +64,19 @@ def table_meta(wildcards):
                    for entry in table["datasets"]})
 
 
+def table_notes_hash(table):
+    """Content hash of the table's notes files (a param: editing them rewrites the table)."""
+    return published_hash(NOTES, [str(p.relative_to(NOTES)) for p in note_files(table, NOTES)])
+
+
+def table_readings(wildcards):
+    """Outputs of the readings the table's notes quote that the config runs (a reading it does
+    not run shows in the notes as missing)."""
+    quoted = quoted_readings([note for path in note_files(wildcards.table, NOTES)
+                              for note in file_notes(path)])
+    return [f"reports/readings/{name}.json" for name in quoted if name in READINGS_RUN]
+
+
 def table_data(wildcards):
     """Processed data sets of a confusion table (their class names, in class index order)."""
     table = TABLES[wildcards.table]
@@ -107,6 +122,7 @@ rule table:
         folds=lambda w: f"results/{TABLES[w.table]['experiment']}/folds.csv",
         meta=table_meta,
         data=table_data,
+        readings=table_readings,
     output:
         md=report("reports/tables/{table}.md", category="Tables", caption="../report/table.rst"),
         csv=report("reports/tables/{table}.csv", category="Tables", caption="../report/table.rst"),
@@ -122,9 +138,10 @@ rule table:
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "table", w.table)),
         code=lambda w: head_hashes([TABLES[w.table]["experiment"]], TABLES[w.table].get("methods")),
+        notes=lambda w: table_notes_hash(w.table),
     shell:
         "{GPCBENCH} report --only table:{wildcards.table} --config-json {params.config:q}"
-        " --code-hashes {params.code:q}"
+        " --code-hashes {params.code:q} --notes {NOTES:q} --readings {input.readings}"
         " --published {PUBLISHED:q} --out reports --folds {input.folds}"
         " --data-meta {input.meta} --data {input.data} 2> {log}"
 
@@ -186,6 +203,7 @@ rule report:
         "logs/report.log",
     params:
         published=published_hash(PUBLISHED),
+        causes=published_hash(PUBLISHED, [CAUSES_FILE]),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "overview")),
         code=lambda w: head_hashes(EXPERIMENTS),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import entry_data, entry_protocol, entry_standardizes, n_folds
+from gpcbench.config import (entry_data, entry_protocol, entry_standardizes, n_folds,
+                             read_causes)
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.experiments.ledger import data_checksums
@@ -28,6 +29,8 @@ from gpcbench.experiments.report.formats import (
     write_table,
 )
 from gpcbench.experiments.report.index import parse_target, report_targets, write_overview
+from gpcbench.experiments.report.notes import (fill_cells, read_readings, table_notes,
+                                               with_causes)
 
 
 #: What one run of a protocol type is called in a table's header (none: one fixed split).
@@ -37,16 +40,20 @@ RUN_KINDS = {"kfold": "folds", "blocks": "folds", "random": "random partitions",
 
 def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_paths=(),
                  only: str | None = None, data_paths=(), split_paths=(),
-                 head_hashes: dict | None = None, refit_regions=None):
+                 head_hashes: dict | None = None, notes_dir=None, reading_paths=(),
+                 refit_regions=None):
     """Write one output group of ``report_targets`` (``only``, e.g. ``table:kim2006_table4``)
     or, without ``only``, all of them under ``out_dir``. The Snakemake rules run one group per
     job, passing only the folds, data-set metadata and config that group needs, and the
     processed data sets (``data/processed/<name>.npz``) and split files
     (``data/splits/<experiment>/<entry>.json``) of confusion tables and decision-region
     figures. ``head_hashes`` (method -> code hash at HEAD) marks table cells built from stale
-    folds and counts current, stale and missing folds per table in ``index.md``.
-    ``refit_regions`` (:func:`gpcbench.experiments.decision_regions.decision_regions`, which
-    the command passes; the report itself evaluates no model) draws decision-regions figures."""
+    folds and counts current, stale and missing folds per table in ``index.md``. A table's
+    notes come from ``notes_dir`` (``docs/tables``), the readings they quote from
+    ``reading_paths`` (``reports/readings/<name>.json``), and ``index.md``'s causes from
+    ``published_dir``'s ``beyond_2se.yaml``. ``refit_regions``
+    (:func:`gpcbench.experiments.decision_regions.decision_regions`, which the command passes;
+    the report itself evaluates no model) draws decision-regions figures."""
 
     targets = [parse_target(config, only)] if only else [
         parse_target(config, target) for target in report_targets(config)]
@@ -57,29 +64,34 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
     splits = {(Path(p).parent.name, Path(p).stem): json.loads(Path(p).read_text())
               for p in split_paths}
     summary = summarise(folds) if any(kind == "summary" for kind, _ in targets) else None
+    readings = read_readings(reading_paths)
     for kind, name in targets:
         if kind == "table":
+            notes = table_notes(name, notes_dir, readings, reading_hashes(readings)) \
+                if notes_dir else []
             write_table_files(name, config, folds, published_dir, data_meta, out, datasets,
-                              head_hashes)
+                              head_hashes, notes)
         elif kind == "summary":
             write_summary(name, config["experiments"][name], summary, out)
         elif kind == "figure":
             write_config_figure(name, config, folds, data_meta, out, datasets, splits,
                                 published_dir, refit_regions)
         else:
-            write_overview(config, folds, published_dir, data_meta, out, head_hashes)
+            write_overview(with_causes(config, read_causes(published_dir)), folds,
+                           published_dir, data_meta, out, head_hashes)
 
 
 def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_dir,
                       data_meta: dict, out: Path, datasets: dict | None = None,
-                      head_hashes: dict | None = None) -> pd.DataFrame:
+                      head_hashes: dict | None = None, notes=()) -> pd.DataFrame:
     """``tables/<name>.md/.csv/.tex`` of one config table. ``config`` needs only the table and
-    its experiment; ``data_meta`` only the table's data sets (for the notes); ``datasets``
+    its experiment; ``notes`` are the table's own (:func:`table_notes`), ``data_meta`` only
+    the table's data sets (for the substitute notes after them); ``datasets``
     (processed name -> Dataset) only for a confusion table (its class names); ``head_hashes``
     (method -> code hash at HEAD) marks cells built from stale folds (those of other code, or
     made otherwise than ``config`` and the data sets' recorded content now say)."""
     table = config["tables"][name]
-    notes = entry_notes(config, table, data_meta)
+    notes = [*notes, *entry_notes(config, table, data_meta)]  # cells quoted: filled below
     if table["metric"] == "confusion":
         experiment = config["experiments"][table["experiment"]]
         class_names = {entry: required(datasets, entry_data(experiment, entry),
@@ -95,7 +107,8 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
     cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
                         expected_fold_counts(config, table), head_hashes, config,
                         data_checksums(data_meta))
-    write_table(name, table, cells, notes, Path(out), runs_phrase(config, table))
+    write_table(name, table, cells, fill_cells(notes, cells), Path(out),
+                runs_phrase(config, table))
     return cells
 
 
@@ -158,6 +171,13 @@ def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta:
                 figures.write_decision_regions_figure(spec, regions, path)
         except ValueError as exc:
             raise ValueError(f"figure '{name}': {exc}") from None
+
+
+def reading_hashes(readings: dict) -> dict:
+    """The code hash now of each reading in ``readings`` (to mark notes quoting stale ones)."""
+    from gpcbench.experiments.readings import reading_code_hash
+
+    return {name: reading_code_hash(name) for name in readings}
 
 
 def required(inputs: dict, key, option: str):

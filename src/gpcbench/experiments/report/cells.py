@@ -339,9 +339,10 @@ def error_fractions(name: str, table: dict, cells: pd.DataFrame) -> pd.DataFrame
 
 
 def entry_notes(config: dict, table: dict, data_meta: dict) -> list[str]:
-    """The table's ``notes``, then per column its data set's substitute note (once per data
-    set, at its first column, naming every column that uses it) and the entry's ``note``."""
-    notes = list(table.get("notes", []))
+    """Per column its data set's substitute note (once per data set, at its first column,
+    naming every column that uses it) and the entry's ``note`` (the table's own notes:
+    :mod:`gpcbench.experiments.report.notes`)."""
+    notes = []
     experiment = config["experiments"][table["experiment"]]
     data = {entry: entry_data(experiment, entry) for entry in table["datasets"]}
     for entry, printed in table["datasets"].items():

@@ -1,0 +1,84 @@
+"""Table notes from docs/tables (shared files included, readings filled in or marked stale),
+the causes beside the published numbers, and the readings the notes quote."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gpcbench.experiments.report.notes import (file_notes, fill_readings, note_files,
+                                               quoted_readings, table_notes, with_causes)
+
+
+@pytest.fixture
+def notes_dir(tmp_path):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "common.md").write_text("# common\n\nShared.\n\n- shared note\n")
+    (tmp_path / "t.md").write_text(
+        "# t\n\nIntro line, not a note.\n\n- first note, wrapped\n  onto a second line\n"
+        "- [shared/common.md](shared/common.md)\n"
+        "- k = {reading:nn.heart.k} and error {reading:nn.heart.error:.3f}\n")
+    return tmp_path
+
+
+def test_bullets_are_notes_and_a_link_bullet_includes_a_shared_file(notes_dir):
+    assert file_notes(notes_dir / "t.md")[0] == "first note, wrapped onto a second line"
+    assert note_files("t", notes_dir) == [notes_dir / "t.md", notes_dir / "shared" / "common.md"]
+    assert note_files("absent", notes_dir) == [] and table_notes("absent", notes_dir) == []
+    reading = {"code_hash": "h", "values": {"heart": {"k": 2, "error": 0.09712}}}
+    assert table_notes("t", notes_dir, {"nn": reading}, {"nn": "h"}) == [
+        "first note, wrapped onto a second line", "shared note", "k = 2 and error 0.097"]
+    assert quoted_readings(file_notes(notes_dir / "t.md")) == ["nn"]
+
+
+@pytest.mark.parametrize("readings", [{}, {"nn": {"code_hash": "old", "values": {}}}])
+def test_a_note_quoting_a_missing_or_stale_reading_is_marked(readings):
+    note = fill_readings("error {reading:nn.a.b:.2f} on {x}", readings, {"nn": "h"})
+    assert note == "**stale** (reading nn missing or of other code): error ? on {x}"
+
+
+def test_causes_join_their_tables():
+    config = {"tables": {"a": {"metric": "error"}, "b": {"metric": "error"}}}
+    entry = {"cause": "data", "cells": {"K": ["D"]}, "why": "w"}
+    joined = with_causes(config, {"a": [entry]})
+    assert joined["tables"]["a"]["beyond_2se"] == [entry]
+    assert joined["tables"]["b"]["beyond_2se"] == [] and "beyond_2se" not in config["tables"]["a"]
+
+
+def test_a_reading_records_its_values_code_hash_and_seed(tmp_path, monkeypatch):
+    from gpcbench.experiments import readings
+    from gpcbench.experiments.readings import kim2006_nearest_neighbours as nn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "splits" / "exp").mkdir(parents=True)
+    np.savez(tmp_path / "data" / "processed" / "toy.npz", X=X, y=y)
+    folds = [{"train": list(range(0, 40)), "test": list(range(40, 60))},
+             {"train": list(range(20, 60)), "test": list(range(0, 20))}]
+    (tmp_path / "data" / "splits" / "exp" / "toy.json").write_text(json.dumps({"folds": folds}))
+    monkeypatch.setattr(nn, "SETS", {"exp": ["toy"]})
+    out = readings.run_reading("kim2006_nearest_neighbours", tmp_path / "r.json", seed=3,
+                               root=tmp_path)
+    assert json.loads((tmp_path / "r.json").read_text()) == out
+    assert out["seed"] == 3 and out["code_hash"] == readings.reading_code_hash(out["reading"])
+    toy = out["values"]["toy"]
+    assert set(toy) == {"raw", "standardised"} and set(toy["raw"]) == {"nearest", "smallest"}
+    assert 0 <= toy["raw"]["nearest"]["k-NN"] <= 0.2 and toy["raw"]["nearest"]["k"] >= 1
+    with pytest.raises(ValueError, match="unknown reading"):
+        readings.reading_code_hash("nope")
+
+
+def test_a_note_quotes_its_tables_own_cells():
+    import pandas as pd
+
+    from gpcbench.experiments.report.notes import fill_cells
+
+    cells = pd.DataFrame({"method": ["GPC-L(m,soft)"], "dataset": ["Ionosphere"],
+                          "ours": [0.06563], "pub_mean": [0.0686]})
+    note = ("ours {ours:GPC-L(m,soft)|Ionosphere:.3f}, "
+            "published {published:GPC-L(m,soft)|Ionosphere}")
+    assert fill_cells([note], cells) == ["ours 0.066, published 0.0686"]
+    with pytest.raises(ValueError, match=r"\{ours:GPC-L\(m,soft\)\|Heart\}"):
+        fill_cells(["{ours:GPC-L(m,soft)|Heart}"], cells)
