@@ -92,15 +92,16 @@ def fill_readings(note: str, readings: dict, current_hashes: dict) -> str:
 
 def fill_cells(notes: list[str], cells) -> list[str]:
     """``notes`` with each quoted cell replaced by its value in ``cells`` (the table's cells:
-    ``method`` and ``dataset`` as printed, ``ours`` and ``pub_mean``); a cell the table does
-    not have is an error naming it."""
+    ``method`` and ``dataset`` as printed, ``ours`` and ``pub_mean``); — for a cell this run
+    of the table does not have or has no value for (a partial or smoke run; that every quoted
+    cell names a row and column of the full protocol's table is a test)."""
     column = {"ours": "ours", "published": "pub_mean"}
 
     def value(match: re.Match) -> str:
         which, row, printed, spec = match.groups()
         found = cells.loc[(cells["method"] == row) & (cells["dataset"] == printed), column[which]]
-        if found.empty:
-            raise ValueError(f"a note quotes {match.group(0)}, which is not a cell of the table")
+        if found.empty or found.isna().iloc[0]:
+            return "—"
         return format(float(found.iloc[0]), spec or "")
 
     return [CELL.sub(value, note) for note in notes]
