@@ -31,15 +31,17 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.active_set import chain_state, initial_state
+from gpcbench.mcmc.gkm import new_record, run_chain
 from gpcbench.mcmc.holmes_held import whiten
 from gpcbench.mcmc.kernel import mean_distance
 from gpcbench.mcmc.lapack import BLOCK
+from gpcbench.mcmc.moves import sampler_settings
 
 SETS = {"digit1": (300, 200), "coil2": (300, 200), "splice": (2000, 200),
         "astroparticle": (4000, 200)}  # Table 1's n_train and k_max
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])
+PRIORS = dict(a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=np.inf, b_alpha=np.inf,
+              jitter=1e-6, theta_step=0.2)  # the estimators' defaults
 
 
 def chain_states(X, y, k_max, n_sweeps, every, seed=0):
@@ -52,14 +54,13 @@ def chain_states(X, y, k_max, n_sweeps, every, seed=0):
     burn_in = n_sweeps // 2
     n_kept = (n_sweeps - burn_in) // every
     theta = np.array([mean_distance(X)])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
+    record = new_record(n_sweeps, n_kept, k_max, 1, [])
+    settings = sampler_settings(**PRIORS, theta_bounds=np.outer([0.01, 10.0], theta),
+                                steps=(1, 1, 1, 0), schedule=(n_sweeps, burn_in, every))
     s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
-    run_chain(X, y, s, act, k_max // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, burn_in, every]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return [(a[a >= 0], th, g, eta) for a, th, (g, eta) in zip(out[1], out[4], out[5])]
+    run_chain(X, y, s, chain_state(act, k_max // 2, theta), settings, seed, record)
+    return [(a[a >= 0], th, g, eta)
+            for a, th, (g, eta) in zip(record.active, record.theta, record.precisions)]
 
 
 def factors(X, act, theta, g, eta, k_max):
@@ -67,9 +68,9 @@ def factors(X, act, theta, g, eta, k_max):
     n, k = X.shape[0], act.size
     full = np.zeros(k_max, dtype=np.int64)
     full[:k] = act
-    _, arrays, _, _, _ = initial_state(X, np.zeros((1, n)), full, k, theta, k_max, eta, g,
-                                       PARAMS[8], False)
-    return arrays[0], arrays[4], k + 1
+    state = initial_state(X, np.zeros((1, n)), chain_state(full, k, theta, eta, g),
+                          PRIORS["jitter"], False, 1.0)
+    return state.factors.design, state.factors.upsilon_factor, k + 1
 
 
 def errors(W, ref):

@@ -21,13 +21,15 @@ import numpy as np
 import pytest
 from scipy.linalg import solve_triangular
 
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.active_set import chain_state, initial_state
+from gpcbench.mcmc.gkm import new_record, run_chain
 from gpcbench.mcmc.holmes_held import whiten
 from gpcbench.mcmc.kernel import mean_distance
+from gpcbench.mcmc.moves import sampler_settings
 
 EPS = np.finfo(float).eps
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults
+PRIORS = dict(a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=np.inf, b_alpha=np.inf,
+              jitter=1e-6, theta_step=0.2)  # the estimators' defaults
 N, K_MAX, SWEEPS, EVERY = 400, 100, 200, 20
 
 
@@ -45,16 +47,13 @@ def _chain(X, y, seed=0):
     rng = np.random.default_rng(seed)
     act = np.zeros(K_MAX, dtype=np.int64)
     act[:K_MAX // 2] = rng.choice(N, K_MAX // 2, replace=False)
-    n_kept = SWEEPS // 2 // EVERY
     theta = np.array([mean_distance(X)])
-    out = (np.zeros((SWEEPS, 4)), np.zeros((n_kept, K_MAX), dtype=np.int64),
-           np.zeros((n_kept, K_MAX + 1)), np.zeros((n_kept, K_MAX + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
+    record = new_record(SWEEPS, SWEEPS // 2 // EVERY, K_MAX, 1, [])
+    settings = sampler_settings(**PRIORS, theta_bounds=np.outer([0.01, 10.0], theta),
+                                steps=(1, 1, 1, 0), schedule=(SWEEPS, SWEEPS // 2, EVERY))
     s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(N))
-    run_chain(X, y, s, act, K_MAX // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              K_MAX, np.array([1, 1, 1, 0]), np.array([SWEEPS, SWEEPS // 2, EVERY]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return out
+    run_chain(X, y, s, chain_state(act, K_MAX // 2, theta), settings, seed, record)
+    return record
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +62,14 @@ def factors():
     chain's own initial_state (the factor of Upsilon it whitened with, up to the rounding of
     its row updates)."""
     X, y = _problem()
-    out = _chain(X, y)
+    record = _chain(X, y)
     found = []
-    for act, theta, (g, eta) in zip(out[1], out[4], out[5]):
+    for act, theta, (g, eta) in zip(record.active, record.theta, record.precisions):
         k = int((act >= 0).sum())
         for g_used in (g, 0.1):
-            _, arrays, _, _, _ = initial_state(X, np.zeros((1, N)), act.copy(), k, theta, K_MAX,
-                                               eta, g_used, PARAMS[8], False)
-            found.append((arrays[0], arrays[4], k + 1))
+            chain = chain_state(act.copy(), k, theta, eta, g_used)
+            state = initial_state(X, np.zeros((1, N)), chain, PRIORS["jitter"], False, 1.0)
+            found.append((state.factors.design, state.factors.upsilon_factor, k + 1))
     return found
 
 
@@ -117,4 +116,4 @@ def test_same_seed_same_draws():
     first, second = _chain(X, y, seed=3), _chain(X, y, seed=3)
     for a, b in zip(first, second):
         assert np.array_equal(a, b)
-    assert not np.array_equal(first[0], _chain(X, y, seed=4)[0])
+    assert not np.array_equal(first.trace, _chain(X, y, seed=4).trace)
