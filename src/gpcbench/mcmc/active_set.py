@@ -223,7 +223,8 @@ def log_prior_gamma(k, n, a_alpha, b_alpha):
             - math.lgamma(n + a_alpha + b_alpha))
 
 
-@njit(cache=True)
+# inlined into its caller by numba (no compiled function of its own: less first-call compile time)
+@njit(cache=True, inline="always")
 def fill_factors(X, S, chain, theta, jitter, factors):
     """The :class:`Factors` at the chain's active set and precisions for the widths theta."""
     k, act = chain.n_active[0], chain.active

@@ -57,7 +57,8 @@ def new_record(n_sweeps, n_kept, k_max, n_theta, probe):
                   np.zeros((len(MOVES), 2), dtype=np.int64))
 
 
-@njit(cache=True)
+# inlined into its caller by numba (no compiled function of its own: less first-call compile time)
+@njit(cache=True, inline="always")
 def kept_index(t, settings):
     """The index among the kept draws of sweep t, or -1 when the schedule does not keep it."""
     kept = t - settings.burn_in

@@ -182,7 +182,8 @@ def gamma_move(X, S, ss, chain, workspace, settings, counts):
     _accept_gamma(chain, workspace, m, j, k2, settings.jitter)
 
 
-@njit(cache=True)
+# inlined into its caller by numba (no compiled function of its own: less first-call compile time)
+@njit(cache=True, inline="always")
 def _append_point(X, S, j, m, chain, workspace, jitter):
     """The birth half of a gamma move: append point j to the proposed factors of the active
     set without position m (m < 0: none), whose size k2 is one less than its new size. False
@@ -206,7 +207,8 @@ def _append_point(X, S, j, m, chain, workspace, jitter):
     return True
 
 
-@njit(cache=True)
+# inlined into its caller by numba (no compiled function of its own: less first-call compile time)
+@njit(cache=True, inline="always")
 def _accept_gamma(chain, workspace, m, j, k2, jitter):
     """Make the proposed gamma (position m removed if m >= 0, point j added if j >= 0; k2
     points) the chain's, with its factors."""
