@@ -11,9 +11,11 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from gpcbench.kernels.rbf import mean_distance
+from gpcbench.mcmc.active_set import chain_state
 from gpcbench.mcmc.bgkm import run_bgkm
-from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.gkm import new_record, run_chain
+from gpcbench.kernels.rbf import mean_distance
+from gpcbench.mcmc.moves import sampler_settings
 
 SWEEPS = {300: (100, 3000), 800: (20, 1000)}  # n -> (generic, fast) sweeps timed
 
@@ -29,18 +31,14 @@ def sweeps_per_second(fast, n, n_sweeps, seed=0):
     """One chain of ``n_sweeps`` sweeps (none kept), paper defaults; sweeps per second."""
     X, y = _problem(n, seed=seed)
     s = np.where(y > 0, 1.0, -1.0)
-    theta = np.array([mean_distance(X)])
-    params = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, 1e-6, 0.2])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((0, n), dtype=np.int64), np.zeros((0, n + 1)),
-           np.zeros((0, n + 1)), np.zeros((0, 1)), np.zeros((0, 2)), np.zeros((0, 1)))
-    schedule, probe = np.array([n_sweeps, n_sweeps, 1]), np.zeros(0, dtype=np.int64)
+    chain = chain_state(np.arange(n), n, [mean_distance(X)])
+    settings = sampler_settings(a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=1.0,
+                                b_alpha=1.0, jitter=1e-6, theta_step=0.2,
+                                theta_bounds=[[0.1], [1e3]], steps=(1, 1, 0, 0),
+                                schedule=(n_sweeps, n_sweeps, 1))
+    record = new_record(n_sweeps, 0, n, 1, [])
     start = time.perf_counter()
-    if fast:
-        run_bgkm(X, y, s, theta, params, schedule, probe, seed, out)
-    else:
-        run_chain(X, y, s, np.arange(n), n, theta, np.array([[0.1], [1e3]]), params, n,
-                  np.array([1, 1, 0, 0]), schedule, probe, seed, out,
-                  np.zeros((4, 2), dtype=np.int64))
+    (run_bgkm if fast else run_chain)(X, y, s, chain, settings, seed, record)
     return n_sweeps / (time.perf_counter() - start)
 
 

@@ -21,15 +21,24 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from gpcbench.kernels.rbf import mean_distance
-from gpcbench.mcmc.gkm import run_chain
-from gpcbench.mcmc.gkm_multiclass import gauss_hermite, run_chain_multi
+from gpcbench.mcmc.active_set import chain_state
+from gpcbench.mcmc.gkm import new_record, run_chain
+from gpcbench.mcmc.gkm_multiclass import new_multiclass_record, run_chain_multi
 from gpcbench.mcmc.holmes_held import whiten
+from gpcbench.kernels.rbf import mean_distance
+from gpcbench.mcmc.moves import sampler_settings
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "config" / "published"
 SIZES = {(300, 100): ["Letters (A vs. B)", "Letters (A vs. C)"],
          (500, 200): ["USPS (0 vs. 1)", "USPS (0 vs. 9)", "NewsGroups"],
          (2000, 200): ["Splice"]}
+
+
+def _settings(n_sweeps):
+    """ZDJ's priors, Beta(1, 1) on gamma, steps (a)-(c) at a fixed width, no draw kept."""
+    return sampler_settings(a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=1.0, b_alpha=1.0,
+                            jitter=1e-6, theta_step=0.2, theta_bounds=[[0.1], [1e3]],
+                            steps=(1, 1, 1, 0), schedule=(n_sweeps, n_sweeps, 1))
 
 
 def sweeps_per_second(n, k_max, n_sweeps, p=60, seed=0):
@@ -38,16 +47,11 @@ def sweeps_per_second(n, k_max, n_sweeps, p=60, seed=0):
     y = (X[:, 0] + X[:, 1] ** 2 - 1 + 0.5 * rng.normal(size=n) > 0).astype(np.int64)
     s = np.where(y > 0, 1.0, -1.0)
     act = rng.choice(n, k_max, replace=False).astype(np.int64)
-    params = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, 1e-6, 0.2])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((0, k_max), dtype=np.int64),
-           np.zeros((0, k_max + 1)), np.zeros((0, k_max + 1)), np.zeros((0, 1)),
-           np.zeros((0, 2)), np.zeros((0, 1)))
-    args = (X, y, s, act, k_max, np.array([mean_distance(X)]), np.array([[0.1], [1e3]]),
-            params, k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, n_sweeps, 1]),
-            np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
+    record = new_record(n_sweeps, 0, k_max, 1, [])
     start = time.perf_counter()
-    run_chain(*args)
-    return n_sweeps / (time.perf_counter() - start), out[0][:, 3].mean()
+    run_chain(X, y, s, chain_state(act, k_max, [mean_distance(X)]), _settings(n_sweeps), seed,
+              record)
+    return n_sweeps / (time.perf_counter() - start), record.trace[:, 3].mean()
 
 
 def whitening_seconds(n, k, repeats=50, seed=0):
@@ -72,17 +76,11 @@ def multiclass_sweeps_per_second(n, k_max, J, n_sweeps, p=60, seed=0):
     x[y, np.arange(n)] = 1.0
     S = x - x.mean(axis=0)
     act = rng.choice(n, k_max, replace=False).astype(np.int64)
-    params = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, 1e-6, 0.2])
-    out = (np.zeros((n_sweeps, J + 3)), np.zeros((0, k_max), dtype=np.int64),
-           np.zeros((0, J, k_max + 1)), np.zeros((0, J, k_max + 1)), np.zeros((0, 1)),
-           np.zeros((0, 2)), np.zeros((0, 1)))
-    args = (X, y, S, act, k_max, np.array([mean_distance(X)]), np.array([[0.1], [1e3]]),
-            params, k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, n_sweeps, 1]),
-            np.zeros(0, dtype=np.int64), gauss_hermite(), seed, out,
-            np.zeros((4, 2), dtype=np.int64))
+    record = new_multiclass_record(n_sweeps, 0, k_max, 1, [], J)
     start = time.perf_counter()
-    run_chain_multi(*args)
-    return n_sweeps / (time.perf_counter() - start), out[0][:, -1].mean()
+    run_chain_multi(X, y, S, chain_state(act, k_max, [mean_distance(X)]), _settings(n_sweeps),
+                    seed, record)
+    return n_sweeps / (time.perf_counter() - start), record.trace[:, -1].mean()
 
 
 def published_seconds(datasets):

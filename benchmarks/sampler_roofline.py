@@ -41,8 +41,8 @@ Usage: PYTHONPATH=src python benchmarks/sampler_roofline.py [--all] [--seconds 2
 from __future__ import annotations
 
 import argparse
-import math
 import time
+from collections import namedtuple
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -53,14 +53,15 @@ from threadpoolctl import threadpool_limits
 from gpcbench.jit import njit
 from gpcbench.kernels.rbf import kernel_block, mean_distance, rbf, weights
 from gpcbench.mcmc import bayes_svm
-from gpcbench.mcmc.active_set import factor_upsilon, initial_state
+from gpcbench.mcmc.active_set import chain_state, factor_upsilon, initial_state
 from gpcbench.mcmc.bgkm import (EigenState, coefficients, eigenbasis, precision_terms, rotate,
                                 run_bgkm)
 from gpcbench.mcmc.cholesky import backward_t, dot, multiply_lower
-from gpcbench.mcmc.gkm import run_chain
+from gpcbench.mcmc.gkm import new_record, run_chain
 from gpcbench.mcmc.holmes_held import WhitenedState, holmes_held, whiten
 from gpcbench.mcmc.lapack import gemm
-from gpcbench.mcmc.moves import draw_eta, draw_g, draw_scales, gamma_move, theta_move
+from gpcbench.mcmc.moves import (BIRTH, DEATH, PROPOSED, SWAP, draw_eta, draw_g, draw_precisions,
+                                 gamma_move, sampler_settings, theta_move)
 
 _clock = types.ExternalFunction("clock_gettime", types.intc(types.intc, types.voidptr))
 llvm.add_symbol("roofline_dgemv", get_cython_function_address("scipy.linalg.cython_blas", "dgemv"))
@@ -69,7 +70,8 @@ _dgemv = types.ExternalFunction("roofline_dgemv", types.void(*[types.voidptr] * 
 _dtrsm = types.ExternalFunction("roofline_dtrsm", types.void(*[types.voidptr] * 11))
 THREAD_CPUTIME = 3  # CLOCK_THREAD_CPUTIME_ID
 N, T = ord("N"), ord("T")
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])  # estimator defaults
+PRIORS = dict(a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=np.inf, b_alpha=np.inf,
+              jitter=1e-6, theta_step=0.2)  # the estimators' defaults
 GKM_SHAPES = [(300, 100), (500, 200), (2000, 200), (4000, 200), (400, 400), (800, 700)]
 GKM_MORE = [(300, 200), (800, 200), (6000, 200), (20000, 200)]
 KL_SHAPE = (1000, 100)
@@ -159,21 +161,25 @@ def gkm_shapes(n, k, p, learn, kind):
     return np.array(flops, dtype=float), np.array(shapes, dtype=np.int64)
 
 
+GkmTiming = namedtuple("GkmTiming", ("trace", "counts", "times", "ref_shapes", "ref_times",
+                                     "n_gamma", "kinds", "old_times"))
+GkmTiming.__doc__ = """What :func:`gkm_sweeps` fills: the chain's trace and move counts, each
+step's time per sweep, the references' shapes and times, each sweep's starting n_gamma and
+gamma move kind, and the time of :func:`dtrsm_whiten` on the factor the sweep whitened with."""
+
+
 @njit
-def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, seed, counts,
-               trace, times, ref_shapes, ref_times, ks, kinds, old_times):
+def gkm_sweeps(X, y, s, chain, settings, seed, timing):
     """:func:`gpcbench.mcmc.gkm.run_chain`'s sweeps (no kept draws), each step timed; after
     every sweep the references ``ref_shapes[k, kind]`` (n_gamma = k at the sweep's start, the
     kind of its gamma move, recorded in ``kinds``) are timed, and :func:`dtrsm_whiten` on the
     factor the sweep whitened with (``old_times``)."""
     np.random.seed(seed)
-    n = X.shape[0]
-    eta, g, jitter = params[0], params[1], params[8]
-    _, _, a_eta, b_eta, a_g, b_g, a_alpha, b_alpha, jitter, theta_step = params
+    n, k_max, steps = X.shape[0], chain.active.shape[0], settings.steps
     S = s.reshape((1, n))
-    pos, arrays, proposal, ld, work = initial_state(X, S, act, k, theta, k_max, eta, g, jitter,
-                                                    flags[3])
-    Kt, G, Kgg, U, L, LK, C, Z = arrays
+    workspace = initial_state(X, S, chain, settings.jitter, steps.update_theta, 1.0)
+    factors = workspace.factors
+    Kt, L, C, Z = factors.design, factors.upsilon_factor, factors.projections, factors.whitened
     W, mu, row, x = np.zeros((n, k_max + 1)), np.zeros(1), np.zeros(1), np.zeros(1)
     w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
     L_old, Kt_old, W_old = np.zeros_like(L), np.zeros_like(Kt), np.zeros_like(W)
@@ -181,8 +187,10 @@ def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, s
     A, B, Cr = np.full(big * (k_max + 1), 0.5), np.full(big * (k_max + 1), 0.5), \
         np.zeros(big * (k_max + 1))  # no draws: the chain's random stream is untouched
     buf = np.zeros(2, dtype=np.int64)
-    for t in range(n_sweeps):
-        ks[t] = k
+    counts, trace, times = timing.counts, timing.trace, timing.times
+    for t in range(settings.n_sweeps):
+        k = chain.n_active[0]
+        timing.n_gamma[t] = k
         k1 = k + 1
         t0 = cpu_now(buf)
         whiten(Kt, k1, L, W)  # step (a), as whitened_step_a
@@ -197,33 +205,33 @@ def gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, s
         for r in range(k1):
             w_row[r] = Z[0, r] + np.random.standard_normal()
         backward_t(L, k1, w_row, beta)
-        trace[t, 0], trace[t, 1], trace[t, 2], trace[t, 3] = beta[0], g, eta, k
+        trace[t, 0], trace[t, 1], trace[t, 2], trace[t, 3] = beta[0], chain.g[0], chain.eta[0], k
         t3 = cpu_now(buf)
-        ss = 0.0  # steps (b) and (c), as moves.steps_b_c
+        ss = 0.0  # steps (b) and (c), as moves.update_hyperparameters_and_active_set
         for j in range(S.shape[0]):
             ss += dot(S[j], S[j], S.shape[1])
-        if flags[1]:
-            eta, g = draw_scales(beta.reshape((1, k_max + 1)), k, Kgg, 1.0, a_eta, b_eta, a_g,
-                                 b_g)
-            ld[1] = factor_upsilon(G, Kgg, k, eta, g, C, U, L, Z)
+        if steps.update_eta_g:
+            eta, g = draw_precisions(beta.reshape((1, k_max + 1)), k, factors.kernel, 1.0,
+                                     settings)
+            chain.eta[0], chain.g[0] = eta, g
+            factor_upsilon(factors, k, eta, g)
         t4 = cpu_now(buf)
-        if flags[3]:
-            theta_move(X, S, ss, act, k, theta, bounds, math.sqrt(theta_step), jitter, eta, g,
-                       1.0, arrays, proposal, ld, counts)
+        if steps.update_theta:
+            theta_move(X, S, ss, chain, workspace, settings, counts)
         t5 = cpu_now(buf)
-        proposed = counts[0, 0], counts[1, 0]
-        if flags[2]:
-            k = gamma_move(X, weights(theta, X.shape[1]), S, ss, Kt, G, Kgg, act, pos, k, k_max,
-                           eta, g, L, LK, C, Z, ld, work, (a_alpha, b_alpha, jitter, 1.0),
-                           counts)
+        proposed = counts[BIRTH, PROPOSED], counts[DEATH, PROPOSED]
+        if steps.update_gamma:
+            gamma_move(X, S, ss, chain, workspace, settings, counts)
         t6 = cpu_now(buf)
-        kinds[t] = 0 if counts[0, 0] > proposed[0] else (1 if counts[1, 0] > proposed[1] else 2)
+        kinds = timing.kinds
+        kinds[t] = (BIRTH if counts[BIRTH, PROPOSED] > proposed[0]
+                    else (DEATH if counts[DEATH, PROPOSED] > proposed[1] else SWAP))
         times[t, 0], times[t, 1], times[t, 2] = t1 - t0, t2 - t1b, t3 - t2
         times[t, 3], times[t, 4], times[t, 5] = t4 - t3, t5 - t4, t6 - t5
-        references(ref_shapes[ks[t], kinds[t]], A, B, Cr, ref_times[t], buf)
+        references(timing.ref_shapes[k, kinds[t]], A, B, Cr, timing.ref_times[t], buf)
         t7 = cpu_now(buf)
         dtrsm_whiten(Kt_old, k1, L_old, W_old)
-        old_times[t] = cpu_now(buf) - t7
+        timing.old_times[t] = cpu_now(buf) - t7
 
 
 def gkm_problem(n, k_max, p, seed=0):
@@ -235,15 +243,13 @@ def gkm_problem(n, k_max, p, seed=0):
 
 
 def gkm_args(X, y, act, k_max, learn, n_sweeps, seed):
-    """Fresh arguments of run_chain (FBGKM flags; ARD widths learned when ``learn``)."""
+    """Fresh arguments of run_chain (FBGKM steps; ARD widths learned when ``learn``)."""
     p = X.shape[1]
     theta = np.full(p if learn else 1, mean_distance(X))
-    out = (np.zeros((n_sweeps, 4)), np.zeros((0, k_max), dtype=np.int64), np.zeros((0, k_max + 1)),
-           np.zeros((0, k_max + 1)), np.zeros((0, theta.size)), np.zeros((0, 2)), np.zeros((0, 1)))
-    return (X, y, np.where(y > 0, 1.0, -1.0), act.copy(), k_max, theta,
-            np.outer([0.01, 10.0], theta), PARAMS.copy(), k_max,
-            np.array([1, 1, 1, int(learn)]), np.array([n_sweeps, n_sweeps, 1]),
-            np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
+    settings = sampler_settings(**PRIORS, theta_bounds=np.outer([0.01, 10.0], theta),
+                                steps=(1, 1, 1, learn), schedule=(n_sweeps, n_sweeps, 1))
+    return (X, y, np.where(y > 0, 1.0, -1.0), chain_state(act.copy(), k_max, theta), settings,
+            seed, new_record(n_sweeps, 0, k_max, theta.size, []))
 
 
 def run_gkm(n, k_max, n_sweeps, learn=False, p=60, seed=0):
@@ -255,14 +261,15 @@ def run_gkm(n, k_max, n_sweeps, learn=False, p=60, seed=0):
     tables = [[gkm_shapes(n, k, p, learn, kind) for kind in range(3)] for k in range(k_max + 1)]
     ref_shapes = np.array([[shapes for _, shapes in row] for row in tables])
     flops = np.array([[f for f, _ in row] for row in tables])
-    (X, y, s, act, k, theta, bounds, params, _, flags, _, _, _, _, counts) = \
-        gkm_args(X, y, act, k_max, learn, n_sweeps, seed)
-    trace, ks = np.zeros((n_sweeps, 4)), np.zeros(n_sweeps, dtype=np.int64)
-    kinds, old_times = np.zeros(n_sweeps, dtype=np.int64), np.zeros(n_sweeps)
-    times, ref_times = np.zeros((n_sweeps, len(GKM_STEPS))), np.zeros((n_sweeps, len(GKM_STEPS)))
-    gkm_sweeps(X, y, s, act, k, theta, bounds, params, k_max, flags, n_sweeps, seed, counts,
-               trace, times, ref_shapes, ref_times, ks, kinds, old_times)
-    if not np.array_equal(trace, args[13][0]):
+    X, y, s, chain, settings, seed, record = gkm_args(X, y, act, k_max, learn, n_sweeps, seed)
+    timing = GkmTiming(np.zeros((n_sweeps, 4)), record.move_counts,
+                       np.zeros((n_sweeps, len(GKM_STEPS))), ref_shapes,
+                       np.zeros((n_sweeps, len(GKM_STEPS))), np.zeros(n_sweeps, dtype=np.int64),
+                       np.zeros(n_sweeps, dtype=np.int64), np.zeros(n_sweeps))
+    gkm_sweeps(X, y, s, chain, settings, seed, timing)
+    times, ref_times, ks, kinds, old_times = (timing.times, timing.ref_times, timing.n_gamma,
+                                              timing.kinds, timing.old_times)
+    if not np.array_equal(timing.trace, args[6].trace):
         raise AssertionError("the timed sweeps drew other values than run_chain")
     steps = [name if learn or i != 4 else None for i, name in enumerate(GKM_STEPS)]
     flops, ref_shapes = flops[ks, kinds], ref_shapes[ks, kinds]
@@ -283,35 +290,39 @@ BGKM_STEPS = ("a  Q^-1 terms D, r, d", "a  Holmes-Held loop (eigenbasis)",
 
 
 @njit
-def bgkm_sweeps(X, y, s, theta, params, n_sweeps, seed, trace, times, ref_shapes, ref_times):
-    """:func:`gpcbench.mcmc.bgkm.run_bgkm`'s sweeps (no kept draws), each step timed."""
+def bgkm_sweeps(X, y, s, chain, settings, seed, timing):
+    """:func:`gpcbench.mcmc.bgkm.run_bgkm`'s sweeps (no kept draws), each step timed; ``timing``
+    a :class:`GkmTiming` of which the trace, times, ref_shapes (one row) and ref_times are
+    used."""
     np.random.seed(seed)
     n, p = X.shape
-    eta, g, a_eta, b_eta, a_g, b_g, _, _, jitter, _ = params
-    act = np.arange(n)
+    eta, g = chain.eta[0], chain.g[0]
+    trace, times, ref_shapes, ref_times = (timing.trace, timing.times, timing.ref_shapes,
+                                           timing.ref_times)
     Kt = np.zeros((n, n + 1))
-    kernel_block(X, act, n, weights(theta, p), Kt)
-    V, kappa, lam, b = eigenbasis(Kt, jitter)
+    kernel_block(X, chain.active, n, weights(chain.theta, p), Kt)
+    basis = eigenbasis(Kt, settings.jitter)
+    V = basis.V
     D, r, d, gamma = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     beta = np.zeros(n + 1)
     S, a, rs = s.reshape((1, n)), rotate(V, s), np.zeros(1)
     mu, row, x = np.zeros(1), np.zeros(1), np.zeros(1)
     A, B, Cr = np.full(n * n, 0.5), np.full(n * n, 0.5), np.zeros(n * n)
     buf = np.zeros(2, dtype=np.int64)
-    for t in range(n_sweeps):
+    for t in range(settings.n_sweeps):
         t0 = cpu_now(buf)
-        rho = precision_terms(V, kappa, lam, b, eta, g, D, r, d)
+        rho = precision_terms(basis, eta, g, D, r, d)
         rs[0] = dot(r, s, n)
         t1 = cpu_now(buf)
         holmes_held(EigenState(V, D, r, d, rho, a, rs), S, y, mu, row, x)
         t2 = cpu_now(buf)
         a = rotate(V, s)
-        quad = coefficients(V, kappa, lam, b, eta, g, s.sum(), a,
-                            np.random.standard_normal(n + 1), gamma, beta)
+        quad = coefficients(basis, eta, g, s.sum(), a, np.random.standard_normal(n + 1), gamma,
+                            beta)
         trace[t, 0], trace[t, 1], trace[t, 2], trace[t, 3] = beta[0], g, eta, n
         t3 = cpu_now(buf)
-        eta = draw_eta(beta[0], a_eta, b_eta)
-        g = draw_g(quad, n, a_g, b_g)
+        eta = draw_eta(beta[0], settings.a_eta, settings.b_eta)
+        g = draw_g(quad, n, settings.a_g, settings.b_g)
         t4 = cpu_now(buf)
         times[t, 0], times[t, 1], times[t, 2], times[t, 3] = t1 - t0, t2 - t1, t3 - t2, t4 - t3
         references(ref_shapes, A, B, Cr, ref_times[t], buf)
@@ -320,18 +331,20 @@ def bgkm_sweeps(X, y, s, theta, params, n_sweeps, seed, trace, times, ref_shapes
 def run_bgkm_steps(n, n_sweeps, p=60, seed=0):
     X, y, _ = gkm_problem(n, 1, p, seed)
     theta, s = np.array([mean_distance(X)]), np.where(y > 0, 1.0, -1.0)
-    out = (np.zeros((n_sweeps, 4)), np.zeros((0, n), dtype=np.int64), np.zeros((0, n + 1)),
-           np.zeros((0, n + 1)), np.zeros((0, 1)), np.zeros((0, 2)), np.zeros((0, 1)))
+    settings = sampler_settings(**PRIORS, theta_bounds=np.outer([0.01, 10.0], theta),
+                                steps=(1, 1, 0, 0), schedule=(n_sweeps, n_sweeps, 1))
+    record = new_record(n_sweeps, 0, n, 1, [])
     start = time.thread_time()
-    run_bgkm(X, y, s.copy(), theta, PARAMS, np.array([n_sweeps, n_sweeps, 1]),
-             np.zeros(0, dtype=np.int64), seed, out)
+    run_bgkm(X, y, s.copy(), chain_state(np.arange(n), n, theta), settings, seed, record)
     chain_rate = n_sweeps / (time.thread_time() - start)
     flops = np.array([4.0 * n * n, 4.0 * n * n, 4.0 * n * n, 2.0 * n])
     shapes = np.array([(n, 2, n), (n, 2, n), (n, 2, n), (0, 0, 0)], dtype=np.int64)
-    trace = np.zeros((n_sweeps, 4))
-    times, ref_times = np.zeros((n_sweeps, 4)), np.zeros((n_sweeps, 4))
-    bgkm_sweeps(X, y, s.copy(), theta, PARAMS, n_sweeps, seed, trace, times, shapes, ref_times)
-    if not np.array_equal(trace, out[0]):
+    timing = GkmTiming(np.zeros((n_sweeps, 4)), record.move_counts, np.zeros((n_sweeps, 4)),
+                       shapes, np.zeros((n_sweeps, 4)), np.zeros(0, dtype=np.int64),
+                       np.zeros(0, dtype=np.int64), np.zeros(0))
+    bgkm_sweeps(X, y, s.copy(), chain_state(np.arange(n), n, theta), settings, seed, timing)
+    times, ref_times = timing.times, timing.ref_times
+    if not np.array_equal(timing.trace, record.trace):
         raise AssertionError("the timed sweeps drew other values than run_bgkm")
     return (times, np.tile(flops, (n_sweeps, 1)), ref_times, np.tile(shapes, (n_sweeps, 1, 1)),
             chain_rate, f"n = {n}, p = {p}", BGKM_STEPS)

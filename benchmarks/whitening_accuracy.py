@@ -84,7 +84,7 @@ def main():
         out = fbgkm_chain(X, y, k_max, args.sweeps, args.every)
         for which in ("chain", 0.1, 10.0):
             found = [measure(*chain_factors(X, act, theta, g if which == "chain" else which, eta))
-                     for act, theta, (g, eta) in zip(out[1], out[4], out[5])]
+                     for act, theta, (g, eta) in out]
             conds = [f[0] for f in found]
             worst = [max(f[i][j] for f in found) for i in (2, 3, 5) for j in range(2)]
             g_text = "chain" if which == "chain" else f"{which:g}"

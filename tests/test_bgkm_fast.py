@@ -6,10 +6,11 @@ import pytest
 
 from numba import njit
 
-from gpcbench.kernels.rbf import kernel_block, weights
 from gpcbench.mcmc import bgkm, gkm
+from gpcbench.mcmc.active_set import chain_state
 from gpcbench.mcmc.holmes_held import conditional
-from test_gkm import JITTER, _dense_parts, _problem, _state
+from gpcbench.kernels.rbf import kernel_block, weights
+from test_gkm import JITTER, _dense_parts, _factors, _problem, _settings
 
 N = 10
 THETA = np.array([1.5])  # the width of test_gkm's dense helpers
@@ -36,9 +37,10 @@ def _conditionals(state, S):
 def test_conditional_of_s_matches_dense_and_whitened_formulas(eta, g):
     X, _, rng = _problem(N, seed=3)
     s = rng.normal(size=N)
-    _, (V, kappa, lam, b) = _basis(X)
+    _, basis = _basis(X)
+    V = basis.V
     D, r, d = np.zeros(N), np.zeros(N), np.zeros(N)
-    rho = bgkm.precision_terms(V, kappa, lam, b, eta, g, D, r, d)
+    rho = bgkm.precision_terms(basis, eta, g, D, r, d)
     a = bgkm.rotate(V, s)
     state = bgkm.EigenState(V, D, r, d, rho, a, np.array([r @ s]))
     fast = _conditionals(state, s[None].copy())
@@ -46,7 +48,8 @@ def test_conditional_of_s_matches_dense_and_whitened_formulas(eta, g):
     dense = np.column_stack([s - Qinv @ s / np.diag(Qinv), 1.0 / np.diag(Qinv)])
     np.testing.assert_allclose(fast, dense, rtol=1e-10, atol=1e-10)
     # appendix A's form used by run_chain: N((1 + r) K~_i b - r s_i, 1 + r), r = h/(1 - h)
-    Kt, L, z, _, _ = _state(X, s, list(range(N)), eta, g)
+    factors = _factors(X, s, list(range(N)), eta, g)
+    Kt, L, z = factors.design, factors.upsilon_factor, factors.whitened[0]
     W = np.linalg.solve(np.tril(L), Kt.T).T
     h = np.einsum("ij,ij->i", W, W)
     ratio = h / (1 - h)
@@ -60,14 +63,14 @@ def test_conditional_of_s_matches_dense_and_whitened_formulas(eta, g):
 def test_coefficient_draw_has_eq9_mean_and_covariance(eta, g):
     X, _, rng = _problem(N, seed=4)
     s = rng.normal(size=N)
-    Kt, (V, kappa, lam, b) = _basis(X)
+    Kt, basis = _basis(X)
     _, Sigma, _ = _dense_parts(X, s, list(range(N)), eta, g)
     Upsilon = Kt.T @ Kt + Sigma
 
     def draw(noise):
         gamma, beta = np.zeros(N), np.zeros(N + 1)
-        quad = bgkm.coefficients(V, kappa, lam, b, eta, g, s.sum(), bgkm.rotate(V, s), noise,
-                                 gamma, beta)
+        quad = bgkm.coefficients(basis, eta, g, s.sum(), bgkm.rotate(basis.V, s), noise, gamma,
+                                 beta)
         np.testing.assert_allclose(quad, beta[1:] @ Sigma[1:, 1:] @ beta[1:] / g, rtol=1e-9)
         return beta
 
@@ -81,26 +84,19 @@ def test_coefficient_draw_has_eq9_mean_and_covariance(eta, g):
 
 def _chain(fast, X, y, n_sweeps, seed, probe):
     n = len(X)
-    params = np.array([1.5, 0.7, 1.0, 0.1, 4.0, 0.1, 1.0, 1.0, JITTER, 0.2])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_sweeps, n), dtype=np.int64),
-           np.zeros((n_sweeps, n + 1)), np.zeros((n_sweeps, n + 1)), np.zeros((n_sweeps, 1)),
-           np.zeros((n_sweeps, 2)), np.zeros((n_sweeps, probe.size)))
+    chain = chain_state(np.arange(n), n, THETA.copy(), 1.5, 0.7)
+    record = gkm.new_record(n_sweeps, n_sweeps, n, 1, probe)
     s = np.where(y > 0, 1.0, -1.0)
-    schedule = np.array([n_sweeps, 0, 1])
-    if fast:
-        s = bgkm.run_bgkm(X, y, s, THETA.copy(), params, schedule, probe, seed, out)
-    else:
-        s = gkm.run_chain(X, y, s, np.arange(n), n, THETA.copy(), np.array([[0.1], [10.0]]),
-                          params, n, np.array([1, 1, 0, 0]), schedule, probe, seed, out,
-                          np.zeros((4, 2), dtype=np.int64))
-    return out, s
+    settings = _settings([1, 1, 0, 0], n_sweeps, 1)
+    run = bgkm.run_bgkm if fast else gkm.run_chain
+    return record, run(X, y, s, chain, settings, seed, record)
 
 
 def _summary(out, burn):
     """Per-sweep statistics: u, u^2, log g, log eta, the probe probabilities."""
-    trace = out[0][burn:]
+    trace = out.trace[burn:]
     return np.column_stack([trace[:, 0], trace[:, 0] ** 2, np.log(trace[:, 1]),
-                            np.log(trace[:, 2]), out[6][burn:]])
+                            np.log(trace[:, 2]), out.probe_probabilities[burn:]])
 
 
 def _mean_and_se(x, batches=50):
@@ -115,9 +111,9 @@ def test_fast_chain_matches_run_chain_in_distribution():
     fast, s = _chain(True, X, y, n_sweeps, 11, probe)
     slow, _ = _chain(False, X, y, n_sweeps, 12, probe)
     # the records' layout: active set, c = K~'s of the last sweep, trace's n_gamma
-    np.testing.assert_array_equal(fast[1][-1], np.arange(N))
-    np.testing.assert_allclose(fast[3][-1], _basis(X)[0].T @ s, rtol=1e-12)
-    assert np.all(fast[0][:, 3] == N) and np.all(np.sign(s) == np.where(y > 0, 1, -1))
+    np.testing.assert_array_equal(fast.active[-1], np.arange(N))
+    np.testing.assert_allclose(fast.projections[-1], _basis(X)[0].T @ s, rtol=1e-12)
+    assert np.all(fast.trace[:, 3] == N) and np.all(np.sign(s) == np.where(y > 0, 1, -1))
     (m1, se1), (m2, se2) = (_mean_and_se(_summary(o, burn)) for o in (fast, slow))
     z = (m1 - m2) / np.sqrt(se1**2 + se2**2)
     assert np.all(np.abs(z) < 4.5), (m1, m2, z)

@@ -30,20 +30,22 @@ def _problem(n, p=2, seed=0):
     return X, y, rng
 
 
-def _run(X, y, s, active, k_max, flags, n_sweeps, thin, eta=1.5, g=0.7, seed=1):
-    """Run ``gkm.run_chain`` with fixed width 1.5 and return (outputs, counts, final s)."""
+def _settings(steps, n_sweeps, thin):
+    """The sampler's settings of these tests: ZDJ's priors, Beta(1, 1) on gamma."""
+    return moves.sampler_settings(a_eta=A_ETA, b_eta=B_ETA, a_g=A_G, b_g=B_G, a_alpha=1.0,
+                                  b_alpha=1.0, jitter=JITTER, theta_step=0.2,
+                                  theta_bounds=[[0.1], [10.0]], steps=steps,
+                                  schedule=(n_sweeps, 0, thin))
+
+
+def _run(X, y, s, active, k_max, steps, n_sweeps, thin, eta=1.5, g=0.7, seed=1):
+    """Run ``gkm.run_chain`` with fixed width 1.5 and return (record, move counts, final s)."""
     act = np.zeros(k_max, dtype=np.int64)
     act[: len(active)] = active
-    params = np.array([eta, g, A_ETA, B_ETA, A_G, B_G, 1.0, 1.0, JITTER, 0.2])
-    n_kept = n_sweeps // thin
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
-           np.zeros((n_kept, 1)), np.zeros((n_kept, 2)), np.zeros((n_kept, 1)))
-    counts = np.zeros((4, 2), dtype=np.int64)
-    s = gkm.run_chain(X, y, s.copy(), act, len(active), np.array([1.5]),
-                      np.array([[0.1], [10.0]]), params, k_max, np.array(flags),
-                      np.array([n_sweeps, 0, thin]), np.array([0]), seed, out, counts)
-    return out, counts, s
+    record = gkm.new_record(n_sweeps, n_sweeps // thin, k_max, 1, [0])
+    s = gkm.run_chain(X, y, s.copy(), active_set.chain_state(act, len(active), [1.5], eta, g),
+                      _settings(steps, n_sweeps, thin), seed, record)
+    return record, record.move_counts, s
 
 
 def _dense_parts(X, s, active, eta, g):
@@ -57,19 +59,12 @@ def _dense_parts(X, s, active, eta, g):
     return Kt, Sigma, Q
 
 
-def _state(X, s, active, eta, g):
-    """The sampler's low-rank state for the active set: (Kt, L, LK, z, log dets)."""
-    n, k = len(X), len(active)
-    act = np.asarray(active, dtype=np.int64)
-    Kt = np.zeros((n, k + 1))
-    kernel_block(X, act, k, weights(np.array([1.5]), X.shape[1]), Kt)
-    G, Kgg = np.zeros((k + 1, k + 1)), np.zeros((k, k))
-    active_set.gram(Kt, k, act, JITTER, G, Kgg)
-    U, L, LK = np.zeros((k + 1, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((k, k))
-    Z = np.zeros((1, k + 1))
-    ld_K = active_set.factor_kgg(Kgg, k, LK)
-    ld_U = active_set.factor_upsilon(G, Kgg, k, eta, g, (Kt.T @ s)[None], U, L, Z)
-    return Kt, L, Z[0], ld_K, ld_U
+def _factors(X, s, active, eta, g):
+    """The sampler's low-rank :class:`~gpcbench.mcmc.active_set.Factors` for the active set."""
+    chain = active_set.chain_state(active, len(active), [1.5], eta, g)
+    factors = active_set.allocate_factors(len(X), len(active), 1)
+    active_set.fill_factors(X, s[None], chain, chain.theta, JITTER, factors)
+    return factors
 
 
 # --- eq. 11 and the rank-one factor updates -------------------------------------------
@@ -80,15 +75,15 @@ def test_eq11_inverse_and_determinant_match_dense():
     s = rng.normal(size=9)
     active, eta, g = [1, 4, 5, 7], 1.3, 0.6
     Kt, _, Q = _dense_parts(X, s, active, eta, g)
-    _, L, z, ld_K, ld_U = _state(X, s, active, eta, g)
-    Linv_Kt = np.linalg.solve(np.tril(L), Kt.T)
+    factors = _factors(X, s, active, eta, g)
+    Linv_Kt = np.linalg.solve(np.tril(factors.upsilon_factor), Kt.T)
     np.testing.assert_allclose(np.eye(9) - Linv_Kt.T @ Linv_Kt, np.linalg.inv(Q), atol=1e-10)
-    log_det_q = -np.log(eta) - len(active) * np.log(g) - ld_K + ld_U
+    log_det_q = (-np.log(eta) - len(active) * np.log(g) - factors.log_det_kernel[0]
+                 + factors.log_det_upsilon[0])
     np.testing.assert_allclose(log_det_q, np.linalg.slogdet(Q)[1], rtol=1e-10)
     dense = stats.multivariate_normal(np.zeros(9), Q).logpdf(s) + 4.5 * np.log(2 * np.pi)
     np.testing.assert_allclose(
-        active_set.log_marginal_cols(len(active), eta, g, ld_K, ld_U, s @ s, z[None], 1.0), dense,
-        rtol=1e-10)
+        active_set.log_marginal_cols(factors, len(active), eta, g, s @ s, 1.0), dense, rtol=1e-10)
 
 
 def _spd(m, seed):
@@ -144,7 +139,7 @@ def test_gamma_moves_visit_subsets_with_exact_posterior_frequencies():
     subsets, post = _exact_gamma_posterior(X, s, 3, 1.5, 0.7)
     thin = 10
     out, counts, _ = _run(X, y, s, [0], 3, [0, 0, 1, 0], 200_000, thin)
-    visited = [tuple(sorted(a[a >= 0])) for a in out[1]]
+    visited = [tuple(sorted(a[a >= 0])) for a in out.active]
     observed = np.array([visited.count(c) for c in subsets])
     assert observed.sum() == len(visited)
     assert (counts[:3, 1] > 0).all()  # every move type was accepted
@@ -192,7 +187,8 @@ def test_holmes_held_leaves_joint_of_s_and_beta_invariant():
     active, eta, g = [0, 2, 3], 0.2, 0.05  # a weak prior: H_ii near 1, a demanding test
     s0 = np.where(y > 0, 1.0, -1.0)
     out, _, _ = _run(X, y, s0, active, 3, [1, 0, 0, 0], 40_000, 1, eta=eta, g=g)
-    hh = np.column_stack([out[2][:, :4], out[3][:, :4], out[2][:, :4] ** 2])[2000:]
+    hh = np.column_stack([out.coefficients[:, :4], out.projections[:, :4],
+                         out.coefficients[:, :4] ** 2])[2000:]
     betas, cs = _plain_gibbs(X, y, s0, active, eta, g, 20_000, rng)
     gibbs = np.column_stack([betas, cs, betas ** 2])[2000:]
     se = np.sqrt(_batch_se(hh) ** 2 + _batch_se(gibbs) ** 2)

@@ -15,9 +15,10 @@ from scipy import integrate, special, stats
 from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import check_classifiers_classes, check_classifiers_train
 
-from gpcbench.kernels.rbf import rbf
-from gpcbench.mcmc import gkm, gkm_multiclass
+from gpcbench.mcmc import gkm, gkm_multiclass, moves
+from gpcbench.mcmc.active_set import chain_state
 from gpcbench.mcmc.holmes_held import cone_row
+from gpcbench.kernels.rbf import rbf
 from gpcbench.models import BGKMClassifier, FBGKMClassifier, SGPCClassifier
 
 A_ETA, B_ETA, A_G, B_G, JITTER, WIDTH = 1.0, 0.1, 4.0, 0.1, 1e-6, 1.5
@@ -41,39 +42,35 @@ def _centred_start(y, J, rng):
     return x - x.mean(axis=0)
 
 
-def _run_multi(X, y, S, active, k_max, flags, n_sweeps, thin, eta=1.5, g=0.7, seed=1,
+def _settings(steps, n_sweeps, thin):
+    """The sampler's settings of these tests: ZDJ's priors, Beta(1, 1) on gamma."""
+    return moves.sampler_settings(a_eta=A_ETA, b_eta=B_ETA, a_g=A_G, b_g=B_G, a_alpha=1.0,
+                                  b_alpha=1.0, jitter=JITTER, theta_step=0.2,
+                                  theta_bounds=[[0.1], [10.0]], steps=steps,
+                                  schedule=(n_sweeps, 0, thin))
+
+
+def _chain(active, k_max, eta, g):
+    act = np.zeros(k_max, dtype=np.int64)
+    act[: len(active)] = active
+    return chain_state(act, len(active), [WIDTH], eta, g)
+
+
+def _run_multi(X, y, S, active, k_max, steps, n_sweeps, thin, eta=1.5, g=0.7, seed=1,
                probe=(0,)):
-    """``gkm_multiclass.run_chain_multi`` with fixed width 1.5: (outputs, counts, final S)."""
-    J = S.shape[0]
-    act = np.zeros(k_max, dtype=np.int64)
-    act[: len(active)] = active
-    params = np.array([eta, g, A_ETA, B_ETA, A_G, B_G, 1.0, 1.0, JITTER, 0.2])
-    n_kept = n_sweeps // thin
-    probe = np.asarray(probe, dtype=np.int64)
-    out = (np.zeros((n_sweeps, J + 3)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, J, k_max + 1)), np.zeros((n_kept, J, k_max + 1)),
-           np.zeros((n_kept, 1)), np.zeros((n_kept, 2)), np.zeros((n_kept, probe.size)))
-    counts = np.zeros((4, 2), dtype=np.int64)
-    S = gkm_multiclass.run_chain_multi(X, y, S.copy(), act, len(active), np.array([WIDTH]),
-                            np.array([[0.1], [10.0]]), params, k_max, np.array(flags),
-                            np.array([n_sweeps, 0, thin]), probe, gkm_multiclass.gauss_hermite(), seed,
-                            out, counts)
-    return out, counts, S
+    """``gkm_multiclass.run_chain_multi`` with fixed width 1.5: (record, move counts, final S)."""
+    record = gkm_multiclass.new_multiclass_record(n_sweeps, n_sweeps // thin, k_max, 1, probe,
+                                                  S.shape[0])
+    S = gkm_multiclass.run_chain_multi(X, y, S.copy(), _chain(active, k_max, eta, g),
+                                       _settings(steps, n_sweeps, thin), seed, record)
+    return record, record.move_counts, S
 
 
-def _run_binary(X, y, s, active, k_max, flags, n_sweeps, thin, seed=1):
-    act = np.zeros(k_max, dtype=np.int64)
-    act[: len(active)] = active
-    params = np.array([1.5, 0.7, A_ETA, B_ETA, A_G, B_G, 1.0, 1.0, JITTER, 0.2])
-    n_kept = n_sweeps // thin
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
-           np.zeros((n_kept, 1)), np.zeros((n_kept, 2)), np.zeros((n_kept, 1)))
-    counts = np.zeros((4, 2), dtype=np.int64)
-    gkm.run_chain(X, y, s.copy(), act, len(active), np.array([WIDTH]), np.array([[0.1], [10.0]]),
-                  params, k_max, np.array(flags), np.array([n_sweeps, 0, thin]),
-                  np.array([0]), seed, out, counts)
-    return out, counts
+def _run_binary(X, y, s, active, k_max, steps, n_sweeps, thin, seed=1):
+    record = gkm.new_record(n_sweeps, n_sweeps // thin, k_max, 1, [0])
+    gkm.run_chain(X, y, s.copy(), _chain(active, k_max, 1.5, 0.7),
+                  _settings(steps, n_sweeps, thin), seed, record)
+    return record, record.move_counts
 
 
 def _dense(X, active, eta, g):
@@ -143,8 +140,8 @@ def test_multiclass_auxiliary_and_coefficient_updates_match_plain_gibbs():
     active, eta, g, J = [0, 2, 3], 0.3, 0.1, 3
     out, _, _ = _run_multi(X, y, _centred_start(y, J, rng), active, 3, [1, 0, 0, 0], 40_000, 1,
                            eta=eta, g=g)
-    coef = out[2][:, :, :4].transpose(0, 2, 1).reshape(len(out[2]), -1)  # (draw, k1 * J)
-    aux = out[3][:, :, :4].transpose(0, 2, 1).reshape(len(out[3]), -1)
+    coef = out.coefficients[:, :, :4].transpose(0, 2, 1).reshape(len(out.coefficients), -1)
+    aux = out.projections[:, :, :4].transpose(0, 2, 1).reshape(len(out.projections), -1)
     ours = np.column_stack([coef, aux, coef ** 2])[2000:]
     B, C = _plain_gibbs(X, y, J, active, eta, g, 20_000, rng)
     ref = np.column_stack([B, C, B ** 2])[1000:]
@@ -210,11 +207,11 @@ def test_cone_row_draws_the_truncated_row_conditional(mu, c):
 
 def test_two_class_multiclass_chain_has_the_binary_posterior():
     X, y, rng = _problem(8, J=2, seed=6)
-    flags, n_sweeps, thin, k_max = [1, 1, 1, 0], 120_000, 10, 4
-    multi, _, _ = _run_multi(X, y, _centred_start(y, 2, rng), [0], k_max, flags, n_sweeps, thin)
+    steps, n_sweeps, thin, k_max = [1, 1, 1, 0], 120_000, 10, 4
+    multi, _, _ = _run_multi(X, y, _centred_start(y, 2, rng), [0], k_max, steps, n_sweeps, thin)
     y_bin = (y == 0).astype(np.int64)  # the binary positive class is class 0
     s = np.where(y_bin > 0, 1.0, -1.0)
-    binary, _ = _run_binary(X, y_bin, s, [0], k_max, flags, n_sweeps, thin)
+    binary, _ = _run_binary(X, y_bin, s, [0], k_max, steps, n_sweeps, thin)
     K = rbf(X, X, np.array([WIDTH]))
 
     def summary(act, coef_diff, hyp):  # per kept draw: p(class 0 | x_i), g, log eta, n_gamma
@@ -225,12 +222,14 @@ def test_two_class_multiclass_chain_has_the_binary_posterior():
             rows.append(np.concatenate([special.ndtr(f), [h[0], np.log(h[1]), a.size]]))
         return np.array(rows)
 
-    ours = summary(multi[1], (multi[2][:, 0] - multi[2][:, 1]) / np.sqrt(2), multi[5])
-    ref = summary(binary[1], binary[2], binary[5])
+    ours = summary(multi.active,
+                   (multi.coefficients[:, 0] - multi.coefficients[:, 1]) / np.sqrt(2),
+                   multi.precisions)
+    ref = summary(binary.active, binary.coefficients, binary.precisions)
     z = _z_scores(ours[500:], ref[500:])
     assert np.abs(z).max() < 4.5, z
     # the centred coefficients are (beta, -beta)/sqrt(2): the classes sum to zero
-    assert np.abs(multi[2].sum(axis=1)).max() < 1e-12
+    assert np.abs(multi.coefficients.sum(axis=1)).max() < 1e-12
 
 
 def test_two_class_predictive_equals_the_binary_one():
@@ -263,7 +262,7 @@ def test_gamma_moves_visit_subsets_with_exact_multiclass_posterior_frequencies()
     post = np.exp(log_post - log_post.max())
     post /= post.sum()
     out, counts, _ = _run_multi(X, y, S, [0], k_max, [0, 0, 1, 0], 200_000, 10, eta=eta, g=g)
-    visited = [tuple(sorted(a[a >= 0])) for a in out[1]]
+    visited = [tuple(sorted(a[a >= 0])) for a in out.active]
     observed = np.array([visited.count(c) for c in subsets])
     assert (counts[:3, 1] > 0).all()
     assert stats.chisquare(observed, post * len(visited)).pvalue > 1e-3

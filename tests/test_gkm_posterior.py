@@ -7,7 +7,7 @@ On n = 7 points every one of the 2^7 active sets is enumerated, p(s | gamma) is 
 over log eta and log g on a grid, and the n_gamma histogram of a long chain (eta and g by their
 Gibbs draws, gamma by the birth / death / swap moves) must match it in total variation. The
 chain is run through the estimator's own translation of its options into the sampler's
-``params``, so a wrong Gamma convention or a wrong prior on gamma there fails the test, as the
+settings, so a wrong Gamma convention or a wrong prior on gamma there fails the test, as the
 two "deliberately wrong" cases below check.
 """
 
@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-from gpcbench.kernels.rbf import rbf
 from gpcbench.mcmc import gkm
+from gpcbench.mcmc.active_set import chain_state
+from gpcbench.mcmc.moves import Steps
+from gpcbench.kernels.rbf import rbf
 from gpcbench.models import FBGKMClassifier
 
 N, WIDTH, JITTER = 7, 1.2, 1e-6
@@ -71,17 +73,14 @@ def _chain_n_gamma(X, s, estimator):
     """Histogram of n_gamma over SWEEPS sweeps of the chain with step (a) off."""
     act = np.zeros(N, dtype=np.int64)
     act[:3] = [0, 3, 5]
-    kept = 1
-    out = (np.zeros((SWEEPS, 4)), np.zeros((kept, N), dtype=np.int64),
-           np.zeros((kept, N + 1)), np.zeros((kept, N + 1)), np.zeros((kept, 1)),
-           np.zeros((kept, 2)), np.zeros((kept, 1)))
-    counts = np.zeros((4, 2), dtype=np.int64)
+    record = gkm.new_record(SWEEPS, 1, N, 1, [0])
+    settings = estimator._sampler_settings(np.array([WIDTH]))._replace(
+        theta_bounds=np.array([[0.1], [10.0]]), steps=Steps(False, True, True, False),
+        n_sweeps=SWEEPS, burn_in=SWEEPS - 1, thin=1)
     y = (s > 0).astype(np.int64)
-    gkm.run_chain(X, y, s.copy(), act, 3, np.array([WIDTH]), np.array([[0.1], [10.0]]),
-                  estimator._sampler_params(), N, np.array([0, 1, 1, 0]),
-                  np.array([SWEEPS, SWEEPS - 1, 1]), np.array([0]), 5, out, counts)
-    assert (counts[:3, 1] > 0).all()
-    n_gamma = out[0][BURN:, 3].astype(int)
+    gkm.run_chain(X, y, s.copy(), chain_state(act, 3, [WIDTH]), settings, 5, record)
+    assert (record.move_counts[:3, 1] > 0).all()
+    n_gamma = record.trace[BURN:, 3].astype(int)
     return np.bincount(n_gamma, minlength=N + 1) / n_gamma.size
 
 

@@ -6,18 +6,20 @@ benchmarks/whitening_accuracy.py measured on real data."""
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from gpcbench.mcmc.active_set import initial_state
-from gpcbench.mcmc.gkm import run_chain
 from gpcbench.kernels.rbf import mean_distance
+from gpcbench.mcmc.active_set import chain_state, initial_state
+from gpcbench.mcmc.gkm import new_record, run_chain
+from gpcbench.mcmc.moves import sampler_settings
 
-#: run_chain's parameter vector at the estimators' defaults (PARAMS[8] is the jitter).
-PARAMS = np.array([1.0, 1.0, 1.0, 0.1, 4.0, 0.1, np.inf, np.inf, 1e-6, 0.2])
+#: The sampler's priors, jitter and theta step at the estimators' defaults.
+PRIORS = dict(a_eta=1.0, b_eta=0.1, a_g=4.0, b_g=0.1, a_alpha=np.inf, b_alpha=np.inf,
+              jitter=1e-6, theta_step=0.2)
 
 
 def fbgkm_chain(X, y, k_max, n_sweeps, every, seed=0):
-    """The output arrays of one FBGKM chain (flat p(gamma), theta the mean distance) of
+    """The kept states of one FBGKM chain (flat p(gamma), theta the mean distance) of
     ``n_sweeps`` sweeps from k_max / 2 random active points, every ``every``-th of the second
-    half kept: out[1] the active sets, out[4] theta, out[5] (g, eta) of the kept sweeps."""
+    half kept: (active set, theta, (g, eta)) per kept sweep."""
     n = X.shape[0]
     rng = np.random.default_rng(seed)
     act = np.zeros(k_max, dtype=np.int64)
@@ -25,24 +27,22 @@ def fbgkm_chain(X, y, k_max, n_sweeps, every, seed=0):
     burn_in = n_sweeps // 2
     n_kept = (n_sweeps - burn_in) // every
     theta = np.array([mean_distance(X)])
-    out = (np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-           np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, 1)),
-           np.zeros((n_kept, 2)), np.zeros((n_kept, 0)))
+    record = new_record(n_sweeps, n_kept, k_max, 1, [])
+    settings = sampler_settings(**PRIORS, theta_bounds=np.outer([0.01, 10.0], theta),
+                                steps=(1, 1, 1, 0), schedule=(n_sweeps, burn_in, every))
     s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
-    run_chain(X, y, s, act, k_max // 2, theta, np.outer([0.01, 10.0], theta), PARAMS.copy(),
-              k_max, np.array([1, 1, 1, 0]), np.array([n_sweeps, burn_in, every]),
-              np.zeros(0, dtype=np.int64), seed, out, np.zeros((4, 2), dtype=np.int64))
-    return out
+    run_chain(X, y, s, chain_state(act, k_max // 2, theta), settings, seed, record)
+    return list(zip(record.active, record.theta, record.precisions))
 
 
 def chain_factors(X, active, theta, g, eta):
-    """(K~, L, n_gamma + 1) at a kept state (``active``: a row of the chain's out[1]), built by
-    the chain's own initial_state: the factor of Upsilon it whitened with, up to the rounding
-    of its row updates."""
+    """(K~, L, n_gamma + 1) at a kept state (``active``: a kept active set, -1 padded), built
+    by the chain's own initial_state: the factor of Upsilon it whitened with, up to the
+    rounding of its row updates."""
     k = int((active >= 0).sum())
-    _, arrays, _, _, _ = initial_state(X, np.zeros((1, X.shape[0])), active.copy(), k, theta,
-                                       active.size, eta, g, PARAMS[8], False)
-    return arrays[0], arrays[4], k + 1
+    state = initial_state(X, np.zeros((1, X.shape[0])), chain_state(active.copy(), k, theta, eta, g),
+                          PRIORS["jitter"], False, 1.0)
+    return state.factors.design, state.factors.upsilon_factor, k + 1
 
 
 def refined_whitening(Lk, K):

@@ -24,14 +24,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpcbench.mcmc.bgkm import run_bgkm
-from gpcbench.mcmc.cusum import brooks_burn_in
-from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics, worst_diagnostics
-from gpcbench.mcmc.gkm import run_chain
-from gpcbench.mcmc.gkm_multiclass import run_chain_multi
-from gpcbench.mcmc.gkm_predict import QUADRATURE, KeptDraws, model_average
 from gpcbench.kernels.rbf import mean_distance
-from gpcbench.mcmc.moves import MOVES
+from gpcbench.mcmc.active_set import chain_state
+from gpcbench.mcmc.bgkm import run_bgkm
+from gpcbench.mcmc.diagnostics import sweep_diagnostics, worst_diagnostics
+from gpcbench.mcmc.gkm import new_record, run_chain
+from gpcbench.mcmc.gkm_multiclass import new_multiclass_record, run_chain_multi
+from gpcbench.mcmc.gkm_predict import KeptDraws, model_average
+from gpcbench.mcmc.moves import MOVES, sampler_settings
 
 TRACE_EVERY = 20  # sweeps between the recorded n_gamma values of convergence_trace_
 TRACED = ("u", "g", "eta", "n_gamma")
@@ -88,17 +88,22 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"gamma_prior must be one of {GAMMA_PRIORS} and precision_prior "
                              f"one of {PRECISION_PRIORS}")
 
-    def _sampler_params(self):
-        """The chains' ``params``: initial eta = g = 1, then the Gamma priors as shape and
+    def _sampler_settings(self, theta):
+        """The chains' :class:`~gpcbench.mcmc.moves.Settings`: the Gamma priors as shape and
         rate halves (a, b) of Ga(a/2, b/2), the Beta prior of ZDJ eq. 10 (inf, inf: the flat
-        prior on gamma), jitter and theta's proposal variance."""
+        prior on gamma), jitter, theta's proposal variance and its bounds about ``theta``, the
+        steps (s, eta and g always; gamma when sparse; theta when learned) and the schedule."""
         b_eta, b_g = self.b_eta, self.b_g
         if self.precision_prior == "shape_scale":  # Ga(a/2, scale b/2) = Ga(a/2, rate (4/b)/2)
             b_eta, b_g = 4.0 / b_eta, 4.0 / b_g
         a_alpha, b_alpha = ((np.inf, np.inf) if self.gamma_prior == "flat"
                             else (self.a_alpha, self.b_alpha))
-        return np.array([1.0, 1.0, self.a_eta, b_eta, self.a_g, b_g, a_alpha, b_alpha,
-                         self.jitter, self.theta_step])
+        return sampler_settings(
+            a_eta=self.a_eta, b_eta=b_eta, a_g=self.a_g, b_g=b_g, a_alpha=a_alpha,
+            b_alpha=b_alpha, jitter=self.jitter, theta_step=self.theta_step,
+            theta_bounds=np.outer(self.theta_bounds, theta),
+            steps=(True, True, self._sparse, self.kernel_width == "learn"),
+            schedule=(self.n_sweeps, self.burn_in, self.thin))
 
     def fit(self, X, y):
         """Run ``n_chains`` chains of the ZDJ sec. 3.2 sampler on (X, y).
@@ -133,59 +138,46 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _start(self, X, width, k_max, seed):
-        """Initial theta, its bounds, active set and the sampler's settings for one chain."""
+        """The random stream, initial state (eta = g = 1) and settings of one chain."""
         n, p = X.shape
         rng = np.random.default_rng(seed)
         theta = np.full(p if self.ard else 1, width)
-        bounds = np.outer(self.theta_bounds, theta)
         k = k_max // 2 if self._sparse else n
         act = np.zeros(k_max, dtype=np.int64)
         act[:k] = rng.choice(n, k, replace=False) if self._sparse else np.arange(n)
-        params = self._sampler_params()
-        flags = np.array([1, 1, int(self._sparse), int(self.kernel_width == "learn")],
-                         dtype=np.int64)
-        schedule = np.array([self.n_sweeps, self.burn_in, self.thin], dtype=np.int64)
-        return rng, theta, bounds, k, act, params, flags, schedule
+        return rng, chain_state(act, k, theta), self._sampler_settings(theta)
 
     def _chain(self, X, y, width, k_max, probe, seed):
         n = X.shape[0]
-        rng, theta, bounds, k, act, params, flags, schedule = self._start(X, width, k_max, seed)
+        rng, chain, settings = self._start(X, width, k_max, seed)
         s = np.where(y > 0, 1.0, -1.0) * np.abs(rng.standard_normal(n))
         n_kept = (self.n_sweeps - self.burn_in) // self.thin
-        out = (np.zeros((self.n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
-               np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
-               np.zeros((n_kept, theta.size)), np.zeros((n_kept, 2)),
-               np.zeros((n_kept, probe.size)))
-        counts = np.zeros((4, 2), dtype=np.int64)
+        record = new_record(self.n_sweeps, n_kept, k_max, chain.theta.size, probe)
         seed = int(rng.integers(2**31 - 1))
-        if flags[2] or flags[3]:
-            run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, probe,
-                      seed, out, counts)
+        if settings.steps.update_gamma or settings.steps.update_theta:
+            run_chain(X, y, s, chain, settings, seed, record)
         else:  # BGKM at a fixed width: the same chain in O(n^2) per sweep
-            run_bgkm(X, y, s, theta, params, schedule, probe, seed, out)
-        return out, counts
+            run_bgkm(X, y, s, chain, settings, seed, record)
+        return record
 
     def _chain_multi(self, X, y, width, k_max, probe, seed):
         """One chain of the ZDJ sec. 6.2 sampler; coefficients returned as (kept, k_max+1, J)."""
         n, J = X.shape[0], self.classes_.size
-        rng, theta, bounds, k, act, params, flags, schedule = self._start(X, width, k_max, seed)
+        rng, chain, settings = self._start(X, width, k_max, seed)
         x = np.zeros((J, n))  # S' = H x: each point's class column largest, rows centred
         x[y, np.arange(n)] = np.abs(rng.standard_normal(n))
         S = x - x.mean(axis=0)
         n_kept = (self.n_sweeps - self.burn_in) // self.thin
-        out = (np.zeros((self.n_sweeps, J + 3)), np.zeros((n_kept, k_max), dtype=np.int64),
-               np.zeros((n_kept, J, k_max + 1)), np.zeros((n_kept, J, k_max + 1)),
-               np.zeros((n_kept, theta.size)), np.zeros((n_kept, 2)),
-               np.zeros((n_kept, probe.size)))
-        counts = np.zeros((4, 2), dtype=np.int64)
-        run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedule, probe,
-                        QUADRATURE, int(rng.integers(2**31 - 1)), out, counts)
-        out = out[:2] + (out[2].transpose(0, 2, 1), out[3].transpose(0, 2, 1)) + out[4:]
-        return out, counts
+        record = new_multiclass_record(self.n_sweeps, n_kept, k_max, chain.theta.size, probe, J)
+        run_chain_multi(X, y, S, chain, settings, int(rng.integers(2**31 - 1)), record)
+        return record._replace(coefficients=record.coefficients.transpose(0, 2, 1),
+                               projections=record.projections.transpose(0, 2, 1))
 
     def _collect(self, runs, k_max):
-        traces = np.stack([out[0] for out, _ in runs])  # (chains, sweeps, 4 or J + 3)
-        kept = [np.concatenate([out[i] for out, _ in runs]) for i in range(1, 7)]
+        traces = np.stack([run.trace for run in runs])  # (chains, sweeps, 4 or J + 3)
+        kept = [np.concatenate([getattr(run, field) for run in runs])
+                for field in ("active", "coefficients", "projections", "theta", "precisions",
+                              "probe_probabilities")]
         self.active_, self.coef_, self.aux_, self.theta_, self.hyper_, probe = kept
         self.n_active_trace_ = traces[:, :, -1].astype(int)
         self.convergence_trace_ = [{"sweep": t + 1, "n_gamma": int(self.n_active_trace_[0, t])}
@@ -196,7 +188,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
                    "n_gamma": n_u + 2}
         traced = {name: traces[:, :, columns[name]] for name in TRACED}
         self.samples_ = {name: trace[:, rows] for name, trace in traced.items()}
-        counts = sum(c for _, c in runs)
+        counts = sum(run.move_counts for run in runs)
         self.acceptance_rates_ = {move: float(counts[i, 1] / counts[i, 0]) if counts[i, 0]
                                   else float("nan") for i, move in enumerate(MOVES)}
         probe = probe.reshape(len(runs), rows.size, -1)
@@ -238,16 +230,9 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
 
     def _trace_diagnostics(self, trace):
         """Split R-hat, bulk and tail ESS (of the kept draws) and Brooks burn-in of one scalar
-        traced over (chains, sweeps)."""
+        traced over (chains, sweeps) (:func:`~gpcbench.mcmc.diagnostics.sweep_diagnostics`)."""
         rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
-        kept = trace[:, rows]
-        # Brooks asks for ~independent draws: thin by the autocorrelation time of the kept
-        # draws, in sweeps
-        tau = autocorrelation_time(kept) if rows.size >= 4 else float("nan")
-        step = max(1, round(self.thin * tau)) if np.isfinite(tau) else self.thin
-        brooks = [brooks_burn_in(chain, thin=step) for chain in trace]
-        return {**scalar_diagnostics(kept), "brooks_burn_in": float(np.max(brooks)),
-                "brooks_thin": step}
+        return sweep_diagnostics(trace, rows, self.thin)
 
     def predict_proba(self, X):
         """Model-averaged class probabilities over the kept sweeps of all chains.

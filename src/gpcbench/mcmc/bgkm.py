@@ -44,17 +44,22 @@ from numba.extending import overload
 from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import project_cols
 from gpcbench.mcmc.cholesky import dot
-from gpcbench.mcmc.gkm import record
+from gpcbench.mcmc.gkm import kept_index, record_draw
 from gpcbench.mcmc.holmes_held import conditional, holmes_held, is_state, update
 from gpcbench.kernels.rbf import kernel_block, weights
 from gpcbench.mcmc.moves import draw_eta, draw_g
 from gpcbench.mcmc.sweep_progress import report_sweep
 
 
+Eigenbasis = namedtuple("Eigenbasis", ("V", "kappa", "lam", "b"))
+Eigenbasis.__doc__ = """K_gammagamma = V diag(kappa) V' (module docstring): V (eigenvectors by
+columns, rows contiguous), kappa (eigenvalues of K + jitter I), lam = kappa - jitter (of K) and
+b = V'1."""
+
+
 @njit(cache=True)
 def eigenbasis(Kt, jitter):
-    """V (eigenvectors by columns, rows contiguous), kappa (eigenvalues of K + jitter I),
-    lam = kappa - jitter (of K) and b = V'1, for K = Kt[:, 1:] (all n points active)."""
+    """The :class:`Eigenbasis` of K = Kt[:, 1:] (all n points active)."""
     n = Kt.shape[0]
     Kgg = np.empty((n, n))
     for i in range(n):
@@ -65,7 +70,7 @@ def eigenbasis(Kt, jitter):
     if kappa[0] <= 0.0:
         raise ValueError("K_gammagamma is not positive definite; raise jitter")
     V = np.ascontiguousarray(V)
-    return V, kappa, kappa - jitter, rotate(V, np.ones(n))
+    return Eigenbasis(V, kappa, kappa - jitter, rotate(V, np.ones(n)))
 
 
 @njit(cache=True)
@@ -80,9 +85,10 @@ def rotate(V, x):
 
 
 @njit(cache=True)
-def precision_terms(V, kappa, lam, b, eta, g, D, r, d):
+def precision_terms(basis, eta, g, D, r, d):
     """Q^-1 = V diag(D) V' - r r'/rho (module docstring) for the current eta, g: fills D, r and
     d_i = sum_j V_ij^2 D_j; returns rho = eta + b'D b."""
+    V, kappa, lam, b = basis
     n = V.shape[0]
     rho = eta
     for j in range(n):
@@ -141,11 +147,12 @@ def _eigen_update(state, S, i, j, value):
 
 
 @njit(cache=True)
-def coefficients(V, kappa, lam, b, eta, g, s_sum, a, noise, gamma, beta):
+def coefficients(basis, eta, g, s_sum, a, noise, gamma, beta):
     """beta~ = (u, beta) = mean + F noise ~ N(Upsilon^-1 K~'s, Upsilon^-1) (ZDJ eq. 9) for
     ``noise`` (n + 1) iid N(0, 1) (noise[0] for u), through the arrowhead Cholesky factor of
     the module docstring: gamma <- L^-1 h + noise, then L' (u, gamma) = that. Fills gamma
     (beta = V gamma) and beta (n + 1); returns beta' K_gammagamma beta = sum kappa gamma^2."""
+    V, kappa, lam, b = basis
     n = V.shape[0]
     ell2, y_u = eta, s_sum
     for j in range(n):
@@ -167,40 +174,40 @@ def coefficients(V, kappa, lam, b, eta, g, s_sum, a, noise, gamma, beta):
 
 
 @njit(cache=True)
-def run_bgkm(X, y, s, theta, params, schedule, probe, seed, out):
+def run_bgkm(X, y, s, chain, settings, seed, record):
     """Run one BGKM chain (binary, fixed theta, all n points active); returns the final s.
 
-    Same sweeps and records as :func:`gpcbench.mcmc.gkm.run_chain` with flags (1, 1, 0, 0),
-    act = 0..n-1 and k = k_max = n (the same ``params``, ``schedule``, ``probe`` and ``out``
-    layout; gamma and theta never move, so no move counters), at O(n^2) per sweep after one
-    O(n^3) eigendecomposition.
+    Same sweeps and records as :func:`gpcbench.mcmc.gkm.run_chain` with the steps s and
+    (eta, g) only and every point active (``chain.active`` = 0..n-1, n_gamma = k_max = n; gamma
+    and theta never move, so ``record.move_counts`` stays as it is), at O(n^2) per sweep after
+    one O(n^3) eigendecomposition.
     """
     np.random.seed(seed)
     n, p = X.shape
-    eta, g, a_eta, b_eta, a_g, b_g, _, _, jitter, _ = params
-    n_sweeps, burn_in, thin = schedule
-    act = np.arange(n)
+    act = chain.active
     Kt = np.zeros((n, n + 1))
-    kernel_block(X, act, n, weights(theta, p), Kt)
-    V, kappa, lam, b = eigenbasis(Kt, jitter)
+    kernel_block(X, act, n, weights(chain.theta, p), Kt)
+    basis = eigenbasis(Kt, settings.jitter)
+    V = basis.V
     D, r, d, gamma = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     beta, C = np.zeros(n + 1), np.zeros((1, n + 1))
     S, a, rs = s.reshape((1, n)), rotate(V, s), np.zeros(1)
     mu, row, x = np.zeros(1), np.zeros(1), np.zeros(1)
-    no_moves = np.zeros((4, 2), dtype=np.int64)  # gamma and theta never move
-    for t in range(n_sweeps):
-        rho = precision_terms(V, kappa, lam, b, eta, g, D, r, d)
+    for t in range(settings.n_sweeps):
+        eta, g = chain.eta[0], chain.g[0]
+        rho = precision_terms(basis, eta, g, D, r, d)
         rs[0] = dot(r, s, n)  # step (a)
         holmes_held(EigenState(V, D, r, d, rho, a, rs), S, y, mu, row, x)
         a = rotate(V, s)  # afresh: no rounding drift from the rank-one updates
-        quad = coefficients(V, kappa, lam, b, eta, g, s.sum(), a,
-                            np.random.standard_normal(n + 1), gamma, beta)
-        out[0][t, 0], out[0][t, 1], out[0][t, 2], out[0][t, 3] = beta[0], g, eta, n
-        kept = t - burn_in
-        if kept >= 0 and (kept + 1) % thin == 0:
+        quad = coefficients(basis, eta, g, s.sum(), a, np.random.standard_normal(n + 1), gamma,
+                            beta)
+        record.trace[t, 0], record.trace[t, 1], record.trace[t, 2] = beta[0], g, eta
+        record.trace[t, 3] = n
+        kept = kept_index(t, settings)
+        if kept >= 0:
             project_cols(Kt, n, S, C)  # c = K~'s
-            record(kept // thin, Kt, n, act, beta, theta, eta, g, C[0], probe, out)
-        eta = draw_eta(beta[0], a_eta, b_eta)  # step (b)
-        g = draw_g(quad, n, a_g, b_g)
-        report_sweep(t, n_sweeps, n, no_moves)
+            record_draw(kept, record, chain, Kt, beta, C[0])
+        chain.eta[0] = draw_eta(beta[0], settings.a_eta, settings.b_eta)  # step (b)
+        chain.g[0] = draw_g(quad, n, settings.a_g, settings.b_g)
+        report_sweep(t, settings.n_sweeps, n, record.move_counts)
     return s

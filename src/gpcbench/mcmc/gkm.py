@@ -26,6 +26,7 @@ One sweep (ZDJ sec. 3.2), all in :func:`run_chain` (numba, no Python per sweep):
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -33,78 +34,97 @@ from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.cholesky import backward_t, dot
 from gpcbench.mcmc.holmes_held import whitened_step_a
-from gpcbench.mcmc.moves import steps_b_c
+from gpcbench.mcmc.moves import MOVES, update_hyperparameters_and_active_set
 from gpcbench.mcmc.sweep_progress import report_sweep
 
 SQRT2 = math.sqrt(2.0)
 
+Record = namedtuple("Record", ("trace", "active", "coefficients", "projections", "theta",
+                               "precisions", "probe_probabilities", "probe", "move_counts"))
+Record.__doc__ = """What a chain records (:func:`new_record`): the ``trace`` (n_sweeps, 4)
+[u, g, eta, n_gamma] of every sweep and, per kept sweep, the active indices (-1 padded),
+the coefficients beta~ = (u, beta), the projections c = K~'s, theta, the precisions (g, eta)
+and the ``probe`` points' Phi(u + k_i' beta); ``move_counts`` (4, 2) the proposals and
+acceptances of the moves (:data:`gpcbench.mcmc.moves.MOVES`)."""
+
+
+def new_record(n_sweeps, n_kept, k_max, n_theta, probe):
+    """A zeroed :class:`Record` of a binary chain; ``probe`` int indices of training points."""
+    return Record(np.zeros((n_sweeps, 4)), np.zeros((n_kept, k_max), dtype=np.int64),
+                  np.zeros((n_kept, k_max + 1)), np.zeros((n_kept, k_max + 1)),
+                  np.zeros((n_kept, n_theta)), np.zeros((n_kept, 2)),
+                  np.zeros((n_kept, len(probe))), np.asarray(probe, dtype=np.int64),
+                  np.zeros((len(MOVES), 2), dtype=np.int64))
+
+
+# inlined into its caller by numba (no compiled function of its own: less first-call compile time)
+@njit(cache=True, inline="always")
+def kept_index(t, settings):
+    """The index among the kept draws of sweep t, or -1 when the schedule does not keep it."""
+    kept = t - settings.burn_in
+    if kept >= 0 and (kept + 1) % settings.thin == 0:
+        return kept // settings.thin
+    return -1
+
 
 @njit(cache=True)
-def record_state(t, k, act, theta, eta, g, out):
-    """Store kept draw t's active set (-1 padded), theta and (g, eta) in ``out``."""
-    kept_act, kept_theta, kept_hyp = out[1], out[4], out[5]
-    kept_act[t, :] = -1
-    kept_act[t, :k] = act[:k]
-    kept_theta[t, :] = theta
-    kept_hyp[t, 0], kept_hyp[t, 1] = g, eta
+def record_state(t, chain, record):
+    """Store kept draw t's active set (-1 padded), theta and (g, eta) in ``record``."""
+    k = chain.n_active[0]
+    record.active[t, :] = -1
+    record.active[t, :k] = chain.active[:k]
+    record.theta[t, :] = chain.theta
+    record.precisions[t, 0], record.precisions[t, 1] = chain.g[0], chain.eta[0]
 
 
 @njit(cache=True)
-def record(t, Kt, k, act, beta, theta, eta, g, c, probe, out):
-    """Store kept draw t in ``out`` (:func:`run_chain`): :func:`record_state`, beta~,
-    c = K~'s and the probe points' Phi(u + k_i' beta)."""
-    record_state(t, k, act, theta, eta, g, out)
-    kept_coef, kept_c, kept_probe = out[2], out[3], out[6]
-    kept_coef[t, :] = 0.0
-    kept_coef[t, :k + 1] = beta[:k + 1]
-    kept_c[t, :] = 0.0
-    kept_c[t, :k + 1] = c[:k + 1]
-    for q in range(probe.shape[0]):
-        f = dot(Kt[probe[q]], beta, k + 1)
-        kept_probe[t, q] = 0.5 * math.erfc(-f / SQRT2)
+def record_draw(t, record, chain, Kt, beta, c):
+    """Store kept draw t in ``record``: :func:`record_state`, beta~, c = K~'s and the probe
+    points' Phi(u + k_i' beta)."""
+    record_state(t, chain, record)
+    k = chain.n_active[0]
+    record.coefficients[t, :] = 0.0
+    record.coefficients[t, :k + 1] = beta[:k + 1]
+    record.projections[t, :] = 0.0
+    record.projections[t, :k + 1] = c[:k + 1]
+    for q in range(record.probe.shape[0]):
+        f = dot(Kt[record.probe[q]], beta, k + 1)
+        record.probe_probabilities[t, q] = 0.5 * math.erfc(-f / SQRT2)
 
 
 @njit(cache=True)
-def run_chain(X, y, s, act, k, theta, bounds, params, k_max, flags, schedule, probe, seed,
-              out, counts):
+def run_chain(X, y, s, chain, settings, seed, record):
     """Run one chain of the ZDJ sec. 3.2 sampler; returns the final s.
 
     Parameters
     ----------
     X : (n, p) inputs; y : (n,) labels in {0, 1}; s : (n,) initial auxiliaries (updated).
-    act : (k_max,) int, initial active indices in act[:k]; theta : (q,) kernel widths (updated).
-    bounds : (2, q) uniform-prior ends for theta.
-    params : eta, g, a_eta, b_eta, a_g, b_g, a_alpha, b_alpha, jitter, theta_step (variance).
-    flags : update s (step a), update eta and g, update gamma (step c), learn theta.
-    schedule : n_sweeps, burn_in, thin; sweep t is kept when t >= burn_in and
-        (t + 1 - burn_in) % thin == 0.
-    probe : int indices of training points whose Phi(u + k_i' beta) is recorded.
-    out : trace (n_sweeps, 4) [u, g, eta, n_gamma] and, per kept sweep, the active indices
-        (-1 padded), beta~ = (u, beta), c = K~'s, theta, (g, eta) and the probe probabilities.
-    counts : (4, 2) proposals / acceptances of birth, death, swap, theta.
+    chain : :class:`gpcbench.mcmc.active_set.ChainState`, the initial state (updated).
+    settings : :class:`gpcbench.mcmc.moves.Settings`.
+    seed : the seed of numba's random stream.
+    record : :class:`Record`, filled.
     """
     np.random.seed(seed)
-    n = X.shape[0]
-    eta, g, jitter = params[0], params[1], params[8]
-    n_sweeps, burn_in, thin = schedule
+    n, k_max = X.shape[0], chain.active.shape[0]
     S = s.reshape((1, n))  # one auxiliary column, as the shared steps see it
-    pos, arrays, proposal, ld, work = initial_state(X, S, act, k, theta, k_max, eta, g, jitter,
-                                                    flags[3])
-    Kt, G, Kgg, U, L, LK, C, Z = arrays
+    workspace = initial_state(X, S, chain, settings.jitter, settings.steps.update_theta, 1.0)
+    factors = workspace.factors
+    Kt, L, C, Z = factors.design, factors.upsilon_factor, factors.projections, factors.whitened
     W, mu, row, x = np.zeros((n, k_max + 1)), np.zeros(1), np.zeros(1), np.zeros(1)
     w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
-    for t in range(n_sweeps):
-        if flags[0]:  # step (a)
+    for t in range(settings.n_sweeps):
+        k = chain.n_active[0]
+        if settings.steps.update_s:  # step (a)
             whitened_step_a(Kt, k + 1, L, W, S, y, C, Z, mu, row, x)
         for r in range(k + 1):  # beta~ ~ N(L'^-1 z, Upsilon^-1) (ZDJ eq. 9)
             w_row[r] = Z[0, r] + np.random.standard_normal()
         backward_t(L, k + 1, w_row, beta)
-        out[0][t, 0], out[0][t, 1], out[0][t, 2], out[0][t, 3] = beta[0], g, eta, k
-        kept = t - burn_in
-        if kept >= 0 and (kept + 1) % thin == 0:
-            record(kept // thin, Kt, k, act, beta, theta, eta, g, C[0], probe, out)
-        k, eta, g = steps_b_c(X, S, beta.reshape((1, k_max + 1)), act, pos, k, k_max, theta,
-                              bounds, params, flags, 1.0, eta, g, (arrays, proposal, ld, work),
-                              counts)
-        report_sweep(t, n_sweeps, k, counts)
+        trace = record.trace
+        trace[t, 0], trace[t, 1], trace[t, 2], trace[t, 3] = beta[0], chain.g[0], chain.eta[0], k
+        kept = kept_index(t, settings)
+        if kept >= 0:
+            record_draw(kept, record, chain, Kt, beta, C[0])
+        update_hyperparameters_and_active_set(X, S, beta.reshape((1, k_max + 1)), chain,
+                                              workspace, settings, record.move_counts)
+        report_sweep(t, settings.n_sweeps, chain.n_active[0], record.move_counts)
     return s

@@ -19,15 +19,16 @@ Predictions: the probit argmax probability by Gauss-Hermite quadrature
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.cholesky import backward_t, dot
-from gpcbench.mcmc.gkm import SQRT2, record_state
+from gpcbench.mcmc.gkm import SQRT2, Record, kept_index, new_record, record_state
 from gpcbench.mcmc.holmes_held import whitened_step_a
-from gpcbench.mcmc.moves import steps_b_c
+from gpcbench.mcmc.moves import update_hyperparameters_and_active_set
 from gpcbench.mcmc.sweep_progress import report_sweep
 
 
@@ -76,58 +77,72 @@ def draw_class_coefficients(L, k1, Z, noise, B):
         backward_t(L, k1, noise[j], B[j])
 
 
+MulticlassRecord = namedtuple("MulticlassRecord", Record._fields + ("quadrature",))
+MulticlassRecord.__doc__ = """What a multiclass chain records (:func:`new_multiclass_record`), as
+:class:`gpcbench.mcmc.gkm.Record` with a ``trace`` (n_sweeps, J + 3) [u_1..u_J, g, eta, n_gamma],
+the centred class coefficients B~H and C = K~'S (kept, J, k_max + 1) and the probe points'
+probabilities of their class, by the ``quadrature`` (2, Q) of :func:`gauss_hermite`."""
+
+
+def new_multiclass_record(n_sweeps, n_kept, k_max, n_theta, probe, n_classes):
+    """A zeroed :class:`MulticlassRecord` for ``n_classes`` classes (the quadrature:
+    :func:`gauss_hermite`'s default nodes)."""
+    binary = new_record(n_sweeps, n_kept, k_max, n_theta, probe)
+    return MulticlassRecord(*binary._replace(
+        trace=np.zeros((n_sweeps, n_classes + 3)),
+        coefficients=np.zeros((n_kept, n_classes, k_max + 1)),
+        projections=np.zeros((n_kept, n_classes, k_max + 1))), gauss_hermite())
+
+
 @njit(cache=True)
-def _record_multi(t, Kt, k, act, B, theta, eta, g, C, probe, y, quad, f, out):
-    """Store kept draw t as :func:`gpcbench.mcmc.gkm.record` does, with the class
+def _record_multi(t, record, chain, Kt, B, C, y):
+    """Store kept draw t as :func:`gpcbench.mcmc.gkm.record_draw` does, with the class
     coefficients B~H, C = K~'S and the probe points' probabilities of their class."""
-    record_state(t, k, act, theta, eta, g, out)
-    kept_coef, kept_c, kept_probe = out[2], out[3], out[6]
-    kept_coef[t, :, :] = 0.0
-    kept_coef[t, :, :k + 1] = B[:, :k + 1]
-    kept_c[t, :, :] = 0.0
-    kept_c[t, :, :k + 1] = C[:, :k + 1]
-    for q in range(probe.shape[0]):
+    record_state(t, chain, record)
+    k, quad = chain.n_active[0], record.quadrature
+    record.coefficients[t, :, :] = 0.0
+    record.coefficients[t, :, :k + 1] = B[:, :k + 1]
+    record.projections[t, :, :] = 0.0
+    record.projections[t, :, :k + 1] = C[:, :k + 1]
+    f = np.zeros(B.shape[0])
+    for q in range(record.probe.shape[0]):
+        i = record.probe[q]
         for j in range(B.shape[0]):
-            f[j] = dot(Kt[probe[q]], B[j], k + 1)
-        kept_probe[t, q] = argmax_probability(f, y[probe[q]], 1.0, quad[0], quad[1])
+            f[j] = dot(Kt[i], B[j], k + 1)
+        record.probe_probabilities[t, q] = argmax_probability(f, y[i], 1.0, quad[0], quad[1])
 
 
 @njit(cache=True)
-def run_chain_multi(X, y, S, act, k, theta, bounds, params, k_max, flags, schedule, probe,
-                    quad, seed, out, counts):
+def run_chain_multi(X, y, S, chain, settings, seed, record):
     """Run one chain of the ZDJ sec. 6.2 multiclass sampler; returns the final S.
 
     Parameters as :func:`gpcbench.mcmc.gkm.run_chain`, except
     y : (n,) class indices 0..J-1; S : (J, n) initial centred auxiliaries S' (updated), each
         column's largest entry at its class.
-    quad : (2, Q) nodes and weights of :func:`gauss_hermite` (the probe probabilities).
-    out : trace (n_sweeps, J + 3) [u_1..u_J, g, eta, n_gamma] and, per kept sweep, the active
-        indices (-1 padded), the centred class coefficients B~H (J, k_max + 1), C = K~'S
-        (J, k_max + 1), theta, (g, eta) and the probe points' probabilities of their class.
+    record : :class:`MulticlassRecord`, filled.
     """
     np.random.seed(seed)
-    n, J = X.shape[0], S.shape[0]
+    n, J, k_max = X.shape[0], S.shape[0], chain.active.shape[0]
     copies = J - 1.0  # independent contrasts of S, of B~H's rows: ZDJ sec. 6.2's N(., . x H)
-    eta, g, jitter = params[0], params[1], params[8]
-    n_sweeps, burn_in, thin = schedule
-    pos, arrays, proposal, ld, work = initial_state(X, S, act, k, theta, k_max, eta, g, jitter,
-                                                    flags[3])
-    Kt, G, Kgg, U, L, LK, C, Z = arrays
+    workspace = initial_state(X, S, chain, settings.jitter, settings.steps.update_theta, copies)
+    factors = workspace.factors
+    Kt, L, C, Z = factors.design, factors.upsilon_factor, factors.projections, factors.whitened
     W = np.zeros((n, k_max + 1))
     B, noise = np.zeros((J, k_max + 1)), np.zeros((J, k_max + 1))
-    mu, x, row, f = np.zeros(J), np.zeros(J), np.zeros(J), np.zeros(J)
-    for t in range(n_sweeps):
-        if flags[0]:  # step (a)
+    mu, x, row = np.zeros(J), np.zeros(J), np.zeros(J)
+    for t in range(settings.n_sweeps):
+        k = chain.n_active[0]
+        if settings.steps.update_s:  # step (a)
             whitened_step_a(Kt, k + 1, L, W, S, y, C, Z, mu, row, x)
         draw_class_coefficients(L, k + 1, Z, noise, B)
         for j in range(J):
-            out[0][t, j] = B[j, 0]
-        out[0][t, J], out[0][t, J + 1], out[0][t, J + 2] = g, eta, k
-        kept = t - burn_in
-        if kept >= 0 and (kept + 1) % thin == 0:
-            _record_multi(kept // thin, Kt, k, act, B, theta, eta, g, C, probe, y, quad, f,
-                          out)
-        k, eta, g = steps_b_c(X, S, B, act, pos, k, k_max, theta, bounds, params, flags, copies,
-                              eta, g, (arrays, proposal, ld, work), counts)
-        report_sweep(t, n_sweeps, k, counts)
+            record.trace[t, j] = B[j, 0]
+        record.trace[t, J], record.trace[t, J + 1] = chain.g[0], chain.eta[0]
+        record.trace[t, J + 2] = k
+        kept = kept_index(t, settings)
+        if kept >= 0:
+            _record_multi(kept, record, chain, Kt, B, C, y)
+        update_hyperparameters_and_active_set(X, S, B, chain, workspace, settings,
+                                              record.move_counts)
+        report_sweep(t, settings.n_sweeps, chain.n_active[0], record.move_counts)
     return S
