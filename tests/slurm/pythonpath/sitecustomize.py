@@ -12,17 +12,19 @@ import os
 import signal
 import time
 
+from sklearn.base import BaseEstimator, ClassifierMixin
+
 from gpcbench.experiments.registry import MethodSpec, register
 
 WAIT_S = 3.0  # three of the watchdog's polls (gpcbench.experiments.run_fold.POLL_SECONDS)
 
 
-class Crash:
+class Crash(ClassifierMixin, BaseEstimator):  # a method's estimator is scikit-learn's kind
     def fit(self, X, y):
         os.kill(os.getppid(), signal.SIGKILL)  # fit runs in a forked child of run-fold
 
 
-class SlowLDA:
+class SlowLDA(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 

@@ -194,7 +194,7 @@ def write_published_vs_reproduced(all_cells: pd.DataFrame, papers: dict, out: Pa
                 top = cells.loc[cells["ours_fraction"].idxmax()]
                 ax.annotate(f"{name} (stand-in)", (top["pub_fraction"], top["ours_fraction"]),
                             textcoords="offset points", xytext=(4, 4), fontsize=6, color=colour)
-    top = float(np.nanmax([both[["ours_fraction", "pub_fraction"]].to_numpy().max(), 0.05]))
+    top = max([0.05, *both[["ours_fraction", "pub_fraction"]].to_numpy().ravel()])
     ax.plot([0, top], [0, top], color="grey", lw=0.8)
     ax.set_xlabel("published error rate")
     ax.set_ylabel("reproduced error rate (bars: ± 2 combined s.e.)")
