@@ -126,7 +126,10 @@ def judged_cells(config: dict, folds: pd.DataFrame, published_dir,
         cells = published_table_cells(name, table, config, folds, published_dir, data_meta)
         labels = (["true_class", "predicted_class"] if table["metric"] == "confusion"
                   else ["method", "dataset"])
-        se = pd.Series([combined_se(table, cell) for cell in cells.itertuples()],
+        # a cell from fewer runs than the protocol's (a partial run) is not tested
+        se = pd.Series([combined_se(table, cell)
+                        if not getattr(cell, "n_folds", 1) < getattr(cell, "n_expected", np.nan)
+                        else np.nan for cell in cells.itertuples()],
                        index=cells.index, dtype=float)
         allowed = pd.DataFrame(
             [allowed_se(table, cell, data_meta.get(entry_data(experiment, cell.entry), {}).get(
@@ -191,8 +194,9 @@ def beyond_two_se(cells: pd.DataFrame, config: dict) -> tuple[pd.DataFrame, list
     judged["cause"] = [entry.get("cause", "") for _, entry in found]
     judged["why"] = [entry.get("why", "") for _, entry in found]
     owed = {cell for cell, needs in zip(named, judged["needs_cause"]) if needs}
+    tested = set(zip(*(cells.loc[cells["se"].notna(), key] for key in ("table", "row", "column"))))
     obsolete = [f"{t}: {row} / {column}" for t, row, column in recorded
-                if (t, row, column) not in owed]
+                if (t, row, column) in tested and (t, row, column) not in owed]
     return judged.reset_index(drop=True), obsolete
 
 
