@@ -136,6 +136,7 @@ def judged_cells(config: dict, folds: pd.DataFrame, published_dir,
                 "rows"), entry_protocol(experiment, cell.entry)) for cell in cells.itertuples()]
             if table["metric"] != "confusion" else [(np.nan, value) for value in se],
             index=cells.index, columns=["floor", "se_allowed"], dtype=float)
+        allowed.loc[se.isna(), "se_allowed"] = np.nan  # untested cells stay so in both readings
         gap = (cells["ours"] - cells["pub_mean"]).abs()
         parts.append(pd.DataFrame({
             "table": name, "paper": experiment.get("paper", ""),
