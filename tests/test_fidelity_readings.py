@@ -77,11 +77,11 @@ def test_a_published_sd_below_the_floor_becomes_the_published_means_se(tmp_path)
 
 
 def test_causes_are_owed_for_the_cells_beyond_two_se_under_the_allowed_reading(tmp_path):
-    config, cells, _, _ = _case(tmp_path)
-    config["tables"]["t"]["beyond_2se"] = [
+    _, cells, _, _ = _case(tmp_path)
+    causes = {"t": [
         {"cause": "data", "cells": {"B": ["Data One"], "C": ["Data One"]}, "why": "measured"},
-        {"cause": "published", "cells": {"A": ["Data One"]}, "why": "below the floor"}]
-    judged, obsolete = beyond_two_se(cells.reset_index(), config)
+        {"cause": "published", "cells": {"A": ["Data One"]}, "why": "below the floor"}]}
+    judged, obsolete = beyond_two_se(cells.reset_index(), causes)
     judged = judged.set_index("row")
     assert judged["needs_cause"].to_dict() == {"A": False, "B": True, "C": True}
     assert judged.loc["A", "distance"] == pytest.approx(0.9 / np.hypot(0.2294, 0.5 / np.sqrt(R)),

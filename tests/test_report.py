@@ -455,7 +455,9 @@ CONFUSION_TABLE = {"title": "C", "experiment": "exp", "datasets": {"d1": "Data O
 
 def test_confusion_table_pools_the_counts_of_successful_folds_beside_the_published_rates(tmp_path):
     from gpcbench.experiments.aggregate import fold_row
-    from gpcbench.experiments.report.cells import confusion_cells, published_confusion
+    from gpcbench.experiments.report.cells import (combined_se, confusion_cells,
+                                                   published_confusion)
+    from gpcbench.experiments.report.formats import runs_line
 
     em = [[[5, 0], [1, 4]], [[4, 1], [0, 5]], [[5, 0], [2, 3]]]
     records = [_record("mpl", 0, [[5, 0], [0, 5]]), _record("mpl", 1, None, "timeout"),
@@ -478,6 +480,14 @@ def test_confusion_table_pools_the_counts_of_successful_folds_beside_the_publish
     mpl = cells[cells["method"] == "mpl"].iloc[0]
     assert (mpl.n_ok, mpl.n_folds, mpl.failures) == (1, 2, "fold 1: timeout")
     assert cells[cells["method"] == "mpl"]["pub_mean"].isna().all()
+    # the protocol gives 4 folds: em's 3 are a partial run, so no cell is tested or flagged
+    partial = confusion_cells(CONFUSION_TABLE, folds, published, {"d1": ["a", "b"]}, {"d1": 4})
+    assert not partial["flag"].any()
+    assert all(np.isnan(combined_se(CONFUSION_TABLE, cell)) for cell in partial.itertuples())
+    assert runs_line(partial[partial["method"] == "em"].iloc[0]) == (
+        "3 of 3 folds (1 of the protocol's 4 not run)")
+    assert runs_line(partial[partial["method"] == "mpl"].iloc[0]) == (
+        "1 of 2 folds (2 of the protocol's 4 not run; fold 1: timeout)")
 
 
 def test_confusion_table_files_and_a_fold_without_confusion_named(tmp_path):
@@ -712,10 +722,10 @@ def test_beyond_two_se_lists_flagged_original_cells_with_their_recorded_cause(tm
 
     config, folds, meta = _two_data_sets(tmp_path)
     cells = judged_cells(config, folds, tmp_path, meta)
-    config["tables"]["t"]["beyond_2se"] = [
+    causes = {"t": [
         {"cause": "data", "cells": {"K": ["Data One"]}, "why": "a different pool"},
-        {"cause": "published", "cells": {"M": ["Data One"]}, "why": "an old reason"}]
-    judged, obsolete = beyond_two_se(cells, config)
+        {"cause": "published", "cells": {"M": ["Data One"]}, "why": "an old reason"}]}
+    judged, obsolete = beyond_two_se(cells, causes)
     assert judged[["row", "column", "cause", "why"]].values.tolist() == [
         ["K", "Data One", "data", "a different pool"]]
     assert judged["distance"].iloc[0] == pytest.approx(-2.1)
@@ -725,8 +735,7 @@ def test_beyond_two_se_lists_flagged_original_cells_with_their_recorded_cause(tm
     assert any(line.startswith("| [t](tables/t.md) | K / Data One: 0.1 vs. ")
                and line.endswith("(-2.1) | data | a different pool |") for line in lines)
     assert any(line.startswith("Recorded causes") and "t: M / Data One" in line for line in lines)
-    del config["tables"]["t"]["beyond_2se"]
-    judged, obsolete = beyond_two_se(cells, config)
+    judged, obsolete = beyond_two_se(cells, {})
     assert judged["cause"].tolist() == [""] and obsolete == []
     assert "| no cause recorded | 1 | |" in beyond_two_se_lines(judged, obsolete)
     nothing = beyond_two_se_lines(judged.iloc[:0], [])
@@ -804,6 +813,11 @@ def test_runs_are_named_by_the_protocol_of_the_tables_data_sets():
     assert runs_phrase(config, {"experiment": "e", "datasets": {"a": "A", "c": "C"}}) == "10 folds"
     assert runs_phrase(config, {"experiment": "e", "datasets": {"a": "A", "b": "B"}}) == (
         "10 folds or 20 random partitions")
+    fixed = {"experiments": {"e": {"protocol": {"type": "per_class", "train_per_class": 50},
+                                   "datasets": {"a": {}, "b": {"protocol": {"type": "kfold"}}}}}}
+    assert runs_phrase(fixed, {"experiment": "e", "datasets": {"a": "A"}}) == ""
+    assert runs_phrase(fixed, {"experiment": "e", "datasets": {"a": "A", "b": "B"}}) == (
+        "one fixed split or 10 folds")
 
 
 def test_the_index_opens_with_a_line_per_paper_counting_accuracy_cells_only():
@@ -817,9 +831,14 @@ def test_the_index_opens_with_a_line_per_paper_counting_accuracy_cells_only():
             "original_within_2se": within, "original_within_2se_allowed": allowed}
 
     summary = pd.DataFrame([row("z", "z_err", True, 10, 4, 6), row("z", "z_time", False, 9, 0, 0),
-                            row("k", "k_err", True, 5, 5, 5)], columns=COLUMNS)
-    papers = {"z": {"citation": "Z & Y (2011)", "title": "Kernels", "venue": "JMLR 12"}}
+                            row("k", "k_err", True, 5, 5, 5), row("p", "p_err", True, 0, 0, 0),
+                            row("t", "t_time", False, 3, 1, 1)], columns=COLUMNS)
+    papers = {"z": {"citation": "Z & Y (2011)", "title": "Kernels", "venue": "JMLR 12"},
+              "r": {"citation": "R (2014)", "title": "Messages", "venue": "arXiv"}}
     lines = paper_lines(summary, papers)
     assert lines[1:] == ["- **Z & Y (2011)**, *Kernels*, JMLR 12: 4 of 10 (40 %); 6 under the "
                          "allowed reading",
-                         "- **k**: 5 of 5 (100 %); 5 under the allowed reading", ""]
+                         "- **k**: 5 of 5 (100 %); 5 under the allowed reading",
+                         "- **p**: no cell tested yet (none holds all of its protocol's runs)",
+                         "- **R (2014)**, *Messages*, arXiv: no published accuracy cell to "
+                         "compare", ""]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpcbench.experiments.report.notes import (file_notes, fill_readings, note_files,
-                                               quoted_readings, table_notes, with_causes)
+                                               quoted_readings, table_notes)
 
 
 @pytest.fixture
@@ -35,14 +35,6 @@ def test_bullets_are_notes_and_a_link_bullet_includes_a_shared_file(notes_dir):
 def test_a_note_quoting_a_missing_or_stale_reading_is_marked(readings):
     note = fill_readings("error {reading:nn.a.b:.2f} on {x}", readings, {"nn": "h"})
     assert note == "**stale** (reading nn missing or of other code): error ? on {x}"
-
-
-def test_causes_join_their_tables():
-    config = {"tables": {"a": {"metric": "error"}, "b": {"metric": "error"}}}
-    entry = {"cause": "data", "cells": {"K": ["D"]}, "why": "w"}
-    joined = with_causes(config, {"a": [entry]})
-    assert joined["tables"]["a"]["beyond_2se"] == [entry]
-    assert joined["tables"]["b"]["beyond_2se"] == [] and "beyond_2se" not in config["tables"]["a"]
 
 
 def test_a_reading_records_its_values_code_hash_and_seed(tmp_path, monkeypatch):

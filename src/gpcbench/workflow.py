@@ -106,8 +106,9 @@ def check_data_targets(args) -> None:
 
 
 def published_hash(directory: str | Path, files=None) -> str:
-    """Content hash of the published-number CSVs (a param, not an input: file times don't
-    matter): all of ``directory``, or only the named ``files`` in it."""
+    """Content hash of files a report job reads (a param, not an input: file times don't
+    matter): every published-number CSV of ``directory``, or only the named ``files`` in it
+    (notes, the causes, papers.yaml)."""
     digest = hashlib.sha256()
     paths = (sorted(Path(directory).glob("*.csv")) if files is None
              else [Path(directory) / name for name in sorted(set(files))])

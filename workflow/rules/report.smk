@@ -203,7 +203,7 @@ rule report:
         "logs/report.log",
     params:
         published=published_hash(PUBLISHED),
-        causes=published_hash(PUBLISHED, [CAUSES_FILE]),
+        causes=published_hash(PUBLISHED, [CAUSES_FILE, "papers.yaml"]),
         # key order = the tables' column order
         config=lambda w: json.dumps(report_config(config, "overview")),
         code=lambda w: head_hashes(EXPERIMENTS),

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpcbench.config import (entry_data, entry_protocol, entry_standardizes, n_folds,
-                             read_causes)
+from gpcbench.config import entry_data, entry_protocol, entry_standardizes, n_folds
 from gpcbench.data.dataset import load_dataset
 from gpcbench.experiments.aggregate import summarise
 from gpcbench.experiments.ledger import data_checksums
@@ -29,11 +28,10 @@ from gpcbench.experiments.report.formats import (
     write_table,
 )
 from gpcbench.experiments.report.index import parse_target, report_targets, write_overview
-from gpcbench.experiments.report.notes import (fill_cells, read_readings, table_notes,
-                                               with_causes)
+from gpcbench.experiments.report.notes import fill_cells, read_readings, table_notes
 
 
-#: What one run of a protocol type is called in a table's header (none: one fixed split).
+#: What one run of a protocol type is called in a table's header.
 RUN_KINDS = {"kfold": "folds", "blocks": "folds", "random": "random partitions",
              "per_class": "random partitions"}
 
@@ -77,8 +75,7 @@ def write_report(config: dict, fold_tables, published_dir, out_dir, data_meta_pa
             write_config_figure(name, config, folds, data_meta, out, datasets, splits,
                                 published_dir, refit_regions)
         else:
-            write_overview(with_causes(config, read_causes(published_dir)), folds,
-                           published_dir, data_meta, out, head_hashes)
+            write_overview(config, folds, published_dir, data_meta, out, head_hashes)
 
 
 def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_dir,
@@ -99,7 +96,9 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
                        for entry in table["datasets"]}
         try:
             cells = confusion_cells(table, folds,
-                                    published_confusion(table, Path(published_dir)), class_names)
+                                    published_confusion(table, Path(published_dir)), class_names,
+                                    expected_fold_counts(config, table), head_hashes, config,
+                                    data_checksums(data_meta))
         except ValueError as exc:
             raise ValueError(f"table '{name}': {exc}") from None
         write_confusion_table(name, table, cells, notes, Path(out))
@@ -114,16 +113,17 @@ def write_table_files(name: str, config: dict, folds: pd.DataFrame, published_di
 
 def runs_phrase(config: dict, table: dict) -> str:
     """Over what a table's cells are taken, from its data sets' protocols: '10 folds',
-    '20 random partitions' (joined by 'or' where they differ), '' for a fixed split."""
+    '20 random partitions' (joined by 'or' where they differ, 'one fixed split' among them),
+    '' where every data set has one fixed split."""
     experiment = config["experiments"][table["experiment"]]
     phrases = []
     for entry in table["datasets"]:
         protocol = entry_protocol(experiment, entry)
-        kind = RUN_KINDS.get(protocol["type"])
-        phrase = f"{n_folds(protocol)} {kind}" if kind else ""
+        runs = n_folds(protocol)
+        phrase = f"{runs} {RUN_KINDS[protocol['type']]}" if runs > 1 else "one fixed split"
         if phrase not in phrases:
             phrases.append(phrase)
-    return " or ".join(phrases)
+    return "" if phrases == ["one fixed split"] else " or ".join(phrases)
 
 
 def write_config_figure(name: str, config: dict, folds: pd.DataFrame, data_meta: dict,

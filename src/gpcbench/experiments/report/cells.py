@@ -149,6 +149,17 @@ def _table_folds(table: dict, folds: pd.DataFrame) -> pd.DataFrame:
     return mine[mine["method"].isin(table["methods"])] if "methods" in table else mine
 
 
+def _marked_folds(table: dict, folds: pd.DataFrame, head_hashes: dict | None,
+                  config: dict | None, data_sha256: dict | None) -> pd.DataFrame:
+    """:func:`_table_folds` with ``stale``: made by other code than ``head_hashes`` (method
+    -> code hash at HEAD) or otherwise than ``config`` now asks (never without
+    ``head_hashes``; :func:`~gpcbench.experiments.ledger.is_current`)."""
+    mine = _table_folds(table, folds).copy()
+    mine["stale"] = (~is_current(mine, head_hashes, config, data_sha256=data_sha256)
+                     if head_hashes is not None else False)
+    return mine
+
+
 def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
                 expected_folds: dict | None = None, head_hashes: dict | None = None,
                 config: dict | None = None, data_sha256: dict | None = None) -> pd.DataFrame:
@@ -160,9 +171,7 @@ def table_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
     content SHA-256), with other options, standardisation, seed or data than the config's
     jobs now have (:func:`~gpcbench.experiments.ledger.is_current`)."""
     names = table.get("method_names", {})
-    mine = _table_folds(table, folds).copy()
-    mine["stale"] = (~is_current(mine, head_hashes, config, data_sha256=data_sha256)
-                     if head_hashes is not None else False)
+    mine = _marked_folds(table, folds, head_hashes, config, data_sha256)
     mine["value"] = _values(table, mine).where(mine["status"] == "ok")
     # a method with no value anywhere in the table has no such metric (k-NN has no burn-in),
     # unless it records diagnostics; a successful fold of a method that has the metric but no
@@ -223,22 +232,34 @@ def _differs(table: dict, cell) -> bool:
     return bool(not np.isnan(combined) and abs(cell.ours - cell.pub_mean) > 2 * combined)
 
 
+def error_scale(metric: str, n_test: float) -> float:
+    """What an error metric's value is out of: 1 (a rate), 100 (percent) or the test rows
+    (a count of errors)."""
+    return {"error": 1.0, "error_percent": 100.0, "errors": n_test}[metric]
+
+
+def is_partial(cell) -> bool:
+    """The cell holds fewer runs than its protocol gives (``n_folds`` < ``n_expected``)."""
+    return bool(getattr(cell, "n_folds", 1) < getattr(cell, "n_expected", np.nan))
+
+
 def combined_se(table: dict, cell) -> float:
     """The standard error of ours - published for one cell (NaN when either is missing or
     the test is undefined).
 
-    The published spread is turned into a standard error (``published.n`` values behind an
+    A cell from fewer runs than its protocol's (a partial run: ``n_folds`` < ``n_expected``)
+    is not tested. The published spread is turned into a standard error (``published.n`` values behind an
     s.d., which the config schema requires of a table with ``spread: sd``: ZDJ's 20
     partitions, K&G's 10 repetitions); for error metrics printed without a
     spread, each side gets the binomial standard error of an error rate on the test set.
     """
-    if pd.isna(cell.ours) or pd.isna(cell.pub_mean):
+    if pd.isna(cell.ours) or pd.isna(cell.pub_mean) or is_partial(cell):
         return np.nan
     metric, spread_kind = table["metric"], table.get("spread", "se")
     if spread_kind == "none" or pd.isna(cell.ours_se):
         if metric not in ERROR_METRICS or pd.isna(cell.n_test) or cell.n_test == 0:
             return np.nan
-        scale = {"error": 1.0, "error_percent": 100.0, "errors": cell.n_test}[metric]
+        scale = error_scale(metric, cell.n_test)
         p = np.clip(cell.ours / scale, 1e-3, 1 - 1e-3)
         return float(np.sqrt(2 * p * (1 - p) / cell.n_test) * scale)
     pub_se = cell.pub_spread
@@ -278,16 +299,20 @@ def confusion_rates(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def confusion_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
-                    class_names: dict[str, list[str]]) -> pd.DataFrame:
+                    class_names: dict[str, list[str]], expected_folds: dict | None = None,
+                    head_hashes: dict | None = None, config: dict | None = None,
+                    data_sha256: dict | None = None) -> pd.DataFrame:
     """Long confusion table: one row per (data set, method, true class, predicted class) with
     our rate and its s.e. over the successful folds (:func:`confusion_rates`), the published
     rate and the flag.
 
     ``class_names`` maps each of the table's entries to its data set's class names in class
-    index order (the order of the recorded matrices' rows and columns).
+    index order (the order of the recorded matrices' rows and columns); ``expected_folds``,
+    ``head_hashes``, ``config`` and ``data_sha256`` fill ``n_expected`` and ``n_stale`` as in
+    :func:`table_cells`.
     """
     names = table.get("method_names", {})
-    mine = _table_folds(table, folds)
+    mine = _marked_folds(table, folds, head_hashes, config, data_sha256)
     order = {m: i for i, m in enumerate(table.get("methods", dict.fromkeys(mine["method"])))}
     mine = mine.sort_values("method", key=lambda m: m.map(order), kind="stable")
     rows = []
@@ -310,12 +335,15 @@ def confusion_cells(table: dict, folds: pd.DataFrame, published: pd.DataFrame,
                     "true_class": true_class, "predicted_class": predicted,
                     "ours": rates[t, p], "ours_spread": se[t, p], "ours_se": se[t, p],
                     "n_ok": len(ok), "n_folds": len(group),
+                    "n_expected": (expected_folds or {}).get(entry, np.nan),
+                    "n_stale": int(group["stale"].sum()),
                     "n_test": float(matrices[:, t].sum()),
                     "failures": _failures(failed),
                 })
     cells = pd.DataFrame(rows, columns=["entry", "method", "label", "true_class",
                                         "predicted_class", "ours", "ours_spread", "ours_se",
-                                        "n_ok", "n_folds", "n_test", "failures"])
+                                        "n_ok", "n_folds", "n_expected", "n_stale", "n_test",
+                                        "failures"])
     unknown = set(published["true_class"]) | set(published["predicted_class"])
     unknown -= {c for entry in published["entry"].unique() for c in class_names[entry]}
     if unknown:
@@ -329,8 +357,7 @@ def error_fractions(name: str, table: dict, cells: pd.DataFrame) -> pd.DataFrame
     """Cells of an error-metric table with ours, the published value and two combined standard
     errors (:func:`combined_se`) as error rates (``ours_fraction``, ``pub_fraction``,
     ``two_se_fraction``)."""
-    denom = (cells.groupby("entry")["n_test"].transform("max") if table["metric"] == "errors"
-             else {"error": 1.0, "error_percent": 100.0}[table["metric"]])
+    denom = cells["n_test"].astype(float).map(lambda n: error_scale(table["metric"], n))
     two_se = pd.Series([2 * combined_se(table, cell) for cell in cells.itertuples()],
                        index=cells.index, dtype=float)
     return cells.assign(table=name, ours_fraction=cells["ours"] / denom,

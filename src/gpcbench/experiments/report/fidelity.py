@@ -26,6 +26,7 @@ from gpcbench.experiments.report.cells import (
     ERROR_METRICS,
     combined_se,
     confusion_cells,
+    error_scale,
     expected_fold_counts,
     named_published_cells,
     published_confusion,
@@ -77,7 +78,7 @@ def allowed_se(table: dict, cell, pool_rows, protocol: dict) -> tuple[float, flo
             or protocol.get("type") != "random" or not pool_rows or np.isnan(se)
             or any(pd.isna(v) for v in (cell.ours_se, cell.pub_spread, cell.n_test))):
         return np.nan, se
-    scale = {"error": 1.0, "error_percent": 100.0, "errors": cell.n_test}[metric]
+    scale = error_scale(metric, cell.n_test)
     p = min(max(cell.pub_mean / scale, 0.0), 1.0)
     floor = scale * sampling_floor(p, cell.n_test, float(pool_rows))
     if not cell.pub_spread < floor:
@@ -103,7 +104,8 @@ def published_table_cells(name: str, table: dict, config: dict, folds: pd.DataFr
     if table["metric"] == "confusion":
         names = {entry: class_names(data_meta.get(entry_data(experiment, entry), {}))
                  for entry in table["datasets"]}
-        cells = confusion_cells(table, folds, published_confusion(table, published_dir), names)
+        cells = confusion_cells(table, folds, published_confusion(table, published_dir), names,
+                                expected_fold_counts(config, table))
     else:
         cells = table_cells(table, folds, named_published_cells(name, table, published_dir),
                             expected_fold_counts(config, table))
@@ -126,17 +128,13 @@ def judged_cells(config: dict, folds: pd.DataFrame, published_dir,
         cells = published_table_cells(name, table, config, folds, published_dir, data_meta)
         labels = (["true_class", "predicted_class"] if table["metric"] == "confusion"
                   else ["method", "dataset"])
-        # a cell from fewer runs than the protocol's (a partial run) is not tested
-        se = pd.Series([combined_se(table, cell)
-                        if not getattr(cell, "n_folds", 1) < getattr(cell, "n_expected", np.nan)
-                        else np.nan for cell in cells.itertuples()],
+        se = pd.Series([combined_se(table, cell) for cell in cells.itertuples()],
                        index=cells.index, dtype=float)
         allowed = pd.DataFrame(
             [allowed_se(table, cell, data_meta.get(entry_data(experiment, cell.entry), {}).get(
                 "rows"), entry_protocol(experiment, cell.entry)) for cell in cells.itertuples()]
             if table["metric"] != "confusion" else [(np.nan, value) for value in se],
             index=cells.index, columns=["floor", "se_allowed"], dtype=float)
-        allowed.loc[se.isna(), "se_allowed"] = np.nan  # untested cells stay so in both readings
         gap = (cells["ours"] - cells["pub_mean"]).abs()
         parts.append(pd.DataFrame({
             "table": name, "paper": experiment.get("paper", ""),
@@ -170,19 +168,20 @@ def fidelity(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def beyond_two_se(cells: pd.DataFrame, config: dict) -> tuple[pd.DataFrame, list[str]]:
+def beyond_two_se(cells: pd.DataFrame, causes: dict) -> tuple[pd.DataFrame, list[str]]:
     """The accuracy cells on original data beyond two combined s.e. as printed, with their
     distance in s.e. as printed and under the allowed reading (``distance``,
     ``distance_allowed``), ``needs_cause`` (beyond under the allowed reading too), the ``cause``
-    and ``why`` of the table's ``beyond_2se`` entry naming them (empty when none does) and
+    and ``why`` of the entry of ``causes`` naming them (table -> its entries, as
+    config/published/beyond_2se.yaml gives them; empty when none does) and
     ``entry``, that entry's key (the cell's own when none); and the entries' cells that are
     not beyond two s.e. under the allowed reading (within, beyond as printed only, or no such
     cell), as 'table: row / column'."""
     judged = cells[cells["accuracy"].astype(bool) & cells["original"] & cells["se"].notna()
                    & ~cells["within"].astype(bool)].copy()
     recorded = {}  # (table, row, column) -> (entry's key, entry)
-    for name, table in config["tables"].items():
-        for i, entry in enumerate(table.get("beyond_2se", [])):
+    for name, entries in causes.items():
+        for i, entry in enumerate(entries):
             for row, columns in entry["cells"].items():
                 recorded.update({(name, row, column): (f"{name}[{i}]", entry)
                                  for column in columns})
@@ -214,20 +213,27 @@ def _share(within: int, testable: int) -> str:
 
 def paper_lines(summary: pd.DataFrame, papers: dict) -> list[str]:
     """The index's first screen: one line per paper (``papers``: key -> citation, title,
-    venue, as config/published/papers.yaml gives them), its accuracy cells on original data
-    within two combined s.e. of those testable, as printed and under the allowed reading."""
+    venue, as config/published/papers.yaml gives them, each listed), its accuracy cells on
+    original data within two combined s.e. of those testable, as printed and under the allowed
+    reading."""
     accuracy = summary[summary["accuracy"].astype(bool)]
     lines = ["Accuracy cells (error rates, learned lengthscales, confusion rates; not times or "
              "sampler diagnostics) on original data within two combined standard errors of the "
              "published value ([how an s.e. is derived](../docs/fidelity.md)):\n"]
-    for key, group in accuracy.groupby("paper", sort=False):
+    groups = dict(list(accuracy.groupby("paper", sort=False)))
+    for key in dict.fromkeys([*groups, *papers]):
         paper = papers.get(key)
         name = (f"**{paper['citation']}**, *{paper['title']}*, {paper['venue']}" if paper
                 else f"**{key}**")
-        total = group[COUNTS].sum()
+        if key not in groups:
+            lines.append(f"- {name}: no published accuracy cell to compare")
+            continue
+        total = groups[key][COUNTS].sum()
         testable = int(total["original_testable"])
-        lines.append(f"- {name}: {_share(int(total['original_within_2se']), testable)}; "
-                     f"{int(total['original_within_2se_allowed'])} under the allowed reading")
+        lines.append(f"- {name}: " + (
+            f"{_share(int(total['original_within_2se']), testable)}; "
+            f"{int(total['original_within_2se_allowed'])} under the allowed reading" if testable
+            else "no cell tested yet (none holds all of its protocol's runs)"))
     return lines + [""]
 
 

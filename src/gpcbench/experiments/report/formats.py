@@ -152,6 +152,16 @@ def write_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str], o
     atomic_write_text(out / "tables" / f"{name}.tex", latex(wide, table["title"]))
 
 
+def runs_line(cell) -> str:
+    """What a confusion block is built from: 'k of n folds', then the protocol's folds not run
+    (a partial run), stale folds and failures where there are any."""
+    notes = [f"{int(cell.n_expected - cell.n_folds)} of the protocol's {int(cell.n_expected)} "
+             "not run"] if cell.n_folds < cell.n_expected else []
+    notes += [f"{cell.n_stale} stale"] if cell.n_stale else []
+    notes += [cell.failures] if cell.failures else []
+    return f"{cell.n_ok} of {cell.n_folds} folds" + (f" ({'; '.join(notes)})" if notes else "")
+
+
 def write_confusion_table(name: str, table: dict, cells: pd.DataFrame, notes: list[str],
                           out: Path):
     """``tables/<name>.md`` (one true x predicted block per data set and method), ``.csv``
@@ -164,8 +174,7 @@ def write_confusion_table(name: str, table: dict, cells: pd.DataFrame, notes: li
         order = list(dict.fromkeys(block["true_class"]))
         wide = wide.reindex(index=order, columns=order)
         first = block.iloc[0]
-        md += [f"## {label}, {dataset}: {first.n_ok} of {first.n_folds} folds"
-               + (f" ({first.failures})" if first.failures else "") + "\n",
+        md += [f"## {label}, {dataset}: {runs_line(first)}\n",
                markdown(wide, "true class / predicted")]
         blocks.append(wide.set_axis([f"{label}: {c}" for c in wide.index], axis=0))
     md += [f"- {note}" for note in notes]

@@ -14,10 +14,11 @@ from gpcbench.experiments.report.cells import (
     completeness,
     data_sources,
     error_fractions,
+    expected_fold_counts,
     named_published_cells,
     table_cells,
 )
-from gpcbench.config import entry_data
+from gpcbench.config import entry_data, read_causes
 from gpcbench.experiments.ledger import data_checksums, fold_states
 from gpcbench.experiments.report.fidelity import (beyond_two_se, beyond_two_se_lines, fidelity,
                                                   fidelity_lines, judged_cells, paper_lines)
@@ -59,10 +60,12 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
     ``index.md`` (links, completeness, failed folds, provenance): needs the whole config and
     every experiment's folds."""
     out = Path(out)
+    papers = load_papers(published_dir)
     all_cells = [
         error_fractions(name, table,
                         table_cells(table, folds, named_published_cells(name, table,
-                                                                        published_dir)))
+                                                                        published_dir),
+                                    expected_fold_counts(config, table)))
         .assign(paper=config["experiments"][table["experiment"]].get("paper", ""),
                 substitute=lambda cells, t=table: cells["entry"].map(
                     lambda entry: substitute_name(config, t, entry, data_meta)))
@@ -71,12 +74,13 @@ def write_overview(config: dict, folds: pd.DataFrame, published_dir, data_meta: 
     write_published_vs_reproduced(
         pd.concat(all_cells, ignore_index=True) if all_cells else pd.DataFrame(
             columns=["table", "paper", "dataset", "substitute", "ours_fraction",
-                     "pub_fraction", "two_se_fraction"]), load_papers(published_dir), out)
+                     "pub_fraction", "two_se_fraction"]), papers, out)
     cells = judged_cells(config, folds, published_dir, data_meta)
     summary = fidelity(cells)
+    causes = beyond_two_se(cells, read_causes(published_dir))
     write_index(config, folds, data_meta, out, head_hashes,
-                fidelity_lines(summary) + beyond_two_se_lines(*beyond_two_se(cells, config)),
-                paper_lines(summary, load_papers(published_dir)))
+                fidelity_lines(summary) + beyond_two_se_lines(*causes),
+                paper_lines(summary, papers))
 
 
 def substitute_name(config: dict, table: dict, entry: str, data_meta: dict) -> str:

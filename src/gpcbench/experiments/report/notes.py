@@ -110,11 +110,3 @@ def fill_cells(notes: list[str], cells) -> list[str]:
 def read_readings(paths) -> dict:
     """Reading outputs by name (the file stem)."""
     return {Path(p).stem: json.loads(Path(p).read_text()) for p in paths}
-
-
-def with_causes(config: dict, causes: dict) -> dict:
-    """``config`` with each table's ``beyond_2se`` entries from ``causes`` (table -> entries,
-    :func:`gpcbench.config.read_causes`), as the fidelity summary reads them."""
-    tables = {name: {**table, "beyond_2se": causes.get(name, [])}
-              for name, table in config["tables"].items()}
-    return {**config, "tables": tables}
