@@ -10,8 +10,8 @@ and n x k matrices by then, so its peak is a lower bound close to the whole fit'
 says which folds were stopped). It prints family, method, entry, n, status, the fold's peak
 resident memory (MB, as the fold record keeps it) and the model's ``mem_mb`` request.
 With ``--times`` it measures nothing and prints instead, per family, the longest fold
-(fit + predict wall seconds) the committed ledgers hold and the runtime a fold of that cell
-asks for from it. With ``--update-docs FILE`` the table replaces the one between the markers
+(fit + predict wall seconds) and the largest peak resident memory the committed ledgers hold,
+and the runtime and memory a fold of those cells asks for from them. With ``--update-docs FILE`` the table replaces the one between the markers
 of its kind in FILE (docs/cluster.md).
 
 Usage (from the repository root): python benchmarks/fold_memory.py [--config config/config.yaml]
@@ -88,21 +88,33 @@ def table(picks: dict, records: dict, requests: FoldRequests, time_limit: float)
 
 
 def time_table(config: dict) -> str:
-    """Per family: the longest fold of the committed ledgers and the runtime it makes a fold of
-    that cell ask for."""
+    """Per family: the longest fold and the largest peak memory of the committed ledgers, and
+    the runtime and memory they make a fold of that cell ask for."""
     paths = [ledger_path(name) for name in config["experiments"] if ledger_path(name).is_file()]
     costs = fold_costs(paths)
     costs = costs[costs["method"].map(lambda m: m in _registered())]
     costs["family"] = costs["method"].map(family_of)
-    lines = ["| family | longest fold: method | entry | n | wall s | runtime request min |",
-             "| --- | --- | --- | ---: | ---: | ---: |"]
+    requests = FoldRequests(config["jobs"], {
+        (row.experiment, row.entry, row.method): Measured(
+            int(row.folds), row.wall_s_max,
+            None if row.peak_rss_mb_max != row.peak_rss_mb_max else row.peak_rss_mb_max)
+        for row in costs.itertuples()})
+    lines = ["| family | longest fold: method | entry | n | wall s | runtime request min "
+             "| largest peak: method | entry | n | peak MB | memory request MB |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |"]
     for family, group in costs.groupby("family"):
-        row = group.loc[group["wall_s_max"].idxmax()]
-        measured = FoldRequests(config["jobs"], {
-            (row.experiment, row.entry, row.method): Measured(int(row.folds), row.wall_s_max, None)})
-        minutes = measured.runtime(row.experiment, row.entry, row.method, int(row.n_train))
-        lines.append(f"| {family} | {row.method} | {row.experiment}/{row.entry} | "
-                     f"{int(row.n_train)} | {row.wall_s_max:.0f} | {minutes} |")
+        slow = group.loc[group["wall_s_max"].idxmax()]
+        cells = [family, slow.method, f"{slow.experiment}/{slow.entry}", int(slow.n_train),
+                 f"{slow.wall_s_max:.0f}",
+                 requests.runtime(slow.experiment, slow.entry, slow.method, int(slow.n_train))]
+        if group["peak_rss_mb_max"].notna().any():
+            big = group.loc[group["peak_rss_mb_max"].idxmax()]
+            cells += [big.method, f"{big.experiment}/{big.entry}", int(big.n_train),
+                      f"{big.peak_rss_mb_max:.0f}",
+                      requests.mem_mb(big.experiment, big.entry, big.method, int(big.n_train))]
+        else:
+            cells += ["not recorded", "", "", "", ""]
+        lines.append("| " + " | ".join(map(str, cells)) + " |")
     return "\n".join(lines)
 
 

@@ -41,6 +41,7 @@ Usage: PYTHONPATH=src python benchmarks/sampler_roofline.py [--all] [--seconds 2
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections import namedtuple
 
