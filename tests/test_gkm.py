@@ -299,9 +299,23 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
         clf.n_active_trace_[0, 19::20].tolist()
 
 
+def test_the_samplers_block_is_the_kernel_of_every_pair_to_rounding():
+    """K~ = [1, K(X, X[act])] by one matrix product equals the kernel summed pair by pair
+    (rbf_value) on ARD widths, to 1e-13, with each active point's own entry exactly 1."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 20)) * rng.uniform(0.1, 5.0, size=20) + 3.0
+    act = rng.choice(300, 40, replace=False)
+    theta = rng.uniform(1.0, 10.0, size=20)
+    Kt = np.full((300, 51), np.nan)
+    kernel_block(X, act, 40, weights(theta, 20), Kt)
+    np.testing.assert_allclose(Kt[:, 1:41], rbf(X, X[act], theta), rtol=1e-13, atol=1e-15)
+    assert (Kt[:, 0] == 1.0).all() and (Kt[act, np.arange(1, 41)] == 1.0).all()
+    assert np.isnan(Kt[:, 41:]).all()  # columns past k are left alone
+
+
 def test_kernel_keeps_its_precision_for_shifted_inputs():
-    """The one ZDJ kernel sums squared differences: inputs shifted by 1e8 keep their kernel
-    (|a|^2 + |b|^2 - 2 a'b would cancel to O(1) errors), in rbf and in the sampler's K~."""
+    """Inputs shifted by 1e8 keep their kernel (|a|^2 + |b|^2 - 2 a'b of the raw inputs would
+    cancel to O(1) errors), in rbf and in the sampler's K~ (shifted to the column means)."""
     X = np.random.default_rng(0).normal(size=(6, 3))
     theta = np.array([1.5])
     K = rbf(X, X, theta)

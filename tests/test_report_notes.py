@@ -2,6 +2,7 @@
 the causes beside the published numbers, and the readings the notes quote."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,6 +61,30 @@ def test_a_reading_records_its_values_code_hash_and_seed(tmp_path, monkeypatch):
     assert 0 <= toy["raw"]["nearest"]["k-NN"] <= 0.2 and toy["raw"]["nearest"]["k"] >= 1
     with pytest.raises(ValueError, match="unknown reading"):
         readings.reading_code_hash("nope")
+
+
+def test_the_relevance_draws_fit_the_configs_methods_and_score_bayes_rule(monkeypatch):
+    """Two draws: Bayes's rule errs near Phi(-sqrt 3) = 0.042 on each draw's 10,000 test rows
+    (3 s.e. of a binomial rate), the fitted methods no better than it by more than test
+    sampling allows, and the draws differ; the reading's options are the config's."""
+    from scipy.stats import norm
+
+    from gpcbench.config import read_config_file
+    from gpcbench.experiments.readings import kim2006_relevance_draws as draws
+
+    config = read_config_file(Path(__file__).resolve().parents[1] / "config" / "config.yaml")
+    assert draws.METHODS == {m: config["methods"].get(m, {}) for m in draws.METHODS}
+    monkeypatch.setattr(draws, "DRAWS", 2)
+    values = draws.measure(None, seed=5)
+    bayes = norm.cdf(-np.sqrt(3))
+    assert set(values) == {"bayes", *draws.METHODS}
+    for errors in (values[name]["errors"] for name in values):
+        assert len(errors) == 2 and errors[0] != errors[1]
+    se = np.sqrt(bayes * (1 - bayes) / 10000)
+    assert all(abs(e - bayes) < 3 * se for e in values["bayes"]["errors"])
+    for method in draws.METHODS:
+        assert min(values[method]["errors"]) > bayes - 3 * se
+        assert values[method]["mean"] == pytest.approx(np.mean(values[method]["errors"]))
 
 
 def test_a_note_quotes_its_tables_own_cells():

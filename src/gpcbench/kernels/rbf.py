@@ -1,10 +1,11 @@
 """The ZDJ kernel K(x, x') = exp(-sum_l (x_l - x'_l)^2 / theta_l^2) (ZDJ secs. 3.1 and 5.3), one
 width theta per feature or one shared, and ZDJ sec. 5.1's default width.
 
-One implementation, :func:`rbf_value` (numba), serves the samplers' kernel columns and blocks
-and the predictions' kernel matrices (:func:`rbf`; :func:`rbf_with_bias` adds a constant). It
-sums squared coordinate differences, so inputs far from the origin keep their precision (the
-expansion |a|^2 + |b|^2 - 2 a'b cancels).
+:func:`rbf_value` (numba) serves the samplers' kernel columns and the predictions' kernel
+matrices (:func:`rbf`; :func:`rbf_with_bias` adds a constant): it sums squared coordinate
+differences, so inputs far from the origin keep their precision. The samplers' whole design
+block (:func:`kernel_block`, rebuilt at every move of the widths) is a matrix product instead,
+on inputs shifted to their column means, agreeing with it to rounding (tests/test_gkm.py).
 :func:`width_contraction` contracts the kernel's derivatives in the log widths with a weight
 matrix (the FIC evidence gradient, :mod:`gpcbench.inference.ep_fic_gradient`).
 """
@@ -47,11 +48,31 @@ def kernel_column(X, xj, w, out):
 
 @njit(cache=True)
 def kernel_block(X, act, k, w, Kt):
-    """K~ = [1, K(X, X[act])] into Kt[:, :k+1], row by row."""
-    for i in range(X.shape[0]):
+    """K~ = [1, K(X, X[act])] into Kt[:, :k+1]: the weighted squared distances as
+    |a|^2 + |b|^2 - 2 a'b with the cross term one matrix product (BLAS-3: the samplers rebuild
+    the whole block at every theta move), after scaling by sqrt(w) and shifting by X's column
+    means so that inputs far from the origin do not cancel; a point's distance to itself is 0
+    exactly and rounding never makes a distance negative."""
+    n, p = X.shape
+    scale = np.sqrt(w)
+    shift = np.zeros(p)
+    for i in range(n):
+        shift += X[i]
+    shift /= n
+    scaled = (X - shift) * scale
+    active = np.empty((k, p))
+    for q in range(k):
+        active[q] = scaled[act[q]]
+    cross = scaled @ active.T
+    norms = np.empty(n)
+    for i in range(n):
+        norms[i] = np.dot(scaled[i], scaled[i])
+    for i in range(n):
         Kt[i, 0] = 1.0
-        for p in range(k):
-            Kt[i, p + 1] = rbf_value(X[i], X[act[p]], w)
+        for q in range(k):
+            j = act[q]
+            d = 0.0 if i == j else max(norms[i] + norms[j] - 2.0 * cross[i, q], 0.0)
+            Kt[i, q + 1] = math.exp(-d)
 
 
 @njit(cache=True)
