@@ -50,8 +50,9 @@ def reading_inputs(name: str) -> list[str]:
 
 def run_reading(name: str, out: Path, seed: int, root: Path = Path(".")) -> dict:
     """Measure reading ``name`` on the work tree ``root`` and write its output to ``out``."""
+    module = importlib.import_module(reading_module(name))  # first: loads every BLAS it uses
     with threadpool_limits(1):  # one core, as a fold job's fit (and no oversubscription)
-        values = importlib.import_module(reading_module(name)).measure(Path(root), seed)
+        values = module.measure(Path(root), seed)
     output = {"reading": name, "code_hash": reading_code_hash(name), "commit": git_commit(),
               "seed": seed, "values": values}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
