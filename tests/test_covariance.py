@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance, hyperparameter_mask
 
 
 def _literal(cov: Covariance, X, X2=None, discrete=None):
@@ -129,3 +129,13 @@ def test_invalid_values_raise():
         Covariance(1.0, 0.0, 0.0, [1.0, 2.0])(np.zeros((3, 3)))
     with pytest.raises(ValueError):
         Covariance(1.0, 0.0, np.nan, 1.0)
+
+
+def test_mask_covers_every_ard_entry_of_a_named_hyperparameter():
+    ard = Covariance(1.0, 0.5, 0.0, np.array([0.1, 0.2, 0.3]))
+    assert ard.param_names[3:] == [f"inverse_lengthscale[{m}]" for m in range(3)]
+    assert hyperparameter_mask(ard, ["theta0", "inverse_lengthscale"]).tolist() == [
+        True, False, False, True, True, True]
+    shared = Covariance(1.0, 0.5, 0.0, 0.1)
+    assert hyperparameter_mask(shared, ["theta1"]).tolist() == [False, True, False, False]
+    assert not hyperparameter_mask(shared, []).any()

@@ -9,9 +9,11 @@ from scipy import stats
 from gpcbench.mcmc.diagnostics import (
     autocorrelation_time,
     autocovariance,
+    chains_converged,
     ess_bulk,
     ess_tail,
     fold,
+    kept_sweeps,
     rank_normalise,
     scalar_diagnostics,
     split_chains,
@@ -189,3 +191,19 @@ def test_worst_diagnostics_and_summarize_cover_every_scalar_and_chain():
                                "sd": pytest.approx(slow.std(ddof=1)), **scalar_diagnostics(slow)}
     one_chain = summarize(good[0][:, None], ["good"])["good"]  # (n, p): one chain
     assert one_chain["ess_bulk"] == ess_bulk(good[0])
+
+
+def test_kept_sweeps_are_the_last_of_every_thin_block_after_the_burn_in():
+    # ZDJ sec. 5.1's schedule: 10,000 sweeps, 5,000 burned, every 5th kept -> T = 1,000
+    kept = kept_sweeps(10000, 5000, 5)
+    assert kept.size == 1000 and kept[0] == 5004 and kept[-1] == 9999
+    assert set(np.diff(kept)) == {5}
+    assert kept_sweeps(7, 0, 1).tolist() == list(range(7))
+
+
+def test_the_convergence_rule_ignores_undefined_rhat_but_not_an_unsettled_burn_in():
+    assert chains_converged([1.05, float("nan")], 400.0, 5000)
+    assert chains_converged([], 400.0, 5000)  # one chain: no R-hat counts
+    assert not chains_converged([1.05, 1.2], 400.0, 5000)
+    assert not chains_converged([1.0], 5200.0, 5000)
+    assert not chains_converged([1.0], float("nan"), 5000)  # Brooks cannot settle it

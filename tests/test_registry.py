@@ -5,7 +5,7 @@ import pytest
 from gpcbench import provenance
 from gpcbench.experiments import registry
 
-REAL_VERSION = registry.metadata.version
+REAL_VERSION = provenance.metadata.version
 
 
 def _hashes(monkeypatch, module="gpcbench.nothing", text=b"# edited\n",
@@ -13,9 +13,9 @@ def _hashes(monkeypatch, module="gpcbench.nothing", text=b"# edited\n",
     """method_code_hash of every method after appending ``text`` to ``module``'s source and
     with ``distribution`` reported at ``version``."""
     real = provenance.module_source
-    monkeypatch.setattr(registry, "module_source",
+    monkeypatch.setattr(provenance, "module_source",
                         lambda name: real(name) + (text if name == module else b""))
-    monkeypatch.setattr(registry.metadata, "version",
+    monkeypatch.setattr(provenance.metadata, "version",
                         lambda name: version if name == distribution else REAL_VERSION(name))
     registry.method_code_hash.cache_clear()
     try:

@@ -17,9 +17,9 @@ from gpcbench.inference.variational import (
     optimize_lower_bound,
     optimize_upper_bound,
 )
-from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance, hyperparameter_mask
 from gpcbench.learning.stopping import projected_gradient
-from gpcbench.learning.variational import LEARNED, learn_hyperparameters, learned_mask
+from gpcbench.learning.variational import LEARNED, learn_hyperparameters
 from gpcbench.models import VariationalGaussianProcessClassifier
 
 
@@ -200,7 +200,7 @@ def test_learning_stops_where_the_finite_difference_gradient_is_below_gtol():
     gtol = 1e-3
     fit = learn_hyperparameters(X, y, cov, gtol=gtol, ftol=0.0, max_iter=500)
     assert fit.converged and fit.trace[-1]["stop_reason"] == "gradient"
-    mask = learned_mask(cov, LEARNED)
+    mask = hyperparameter_mask(cov, LEARNED)
     point = fit.covariance.log_params[mask]
     h, numeric = 1e-5, []
     for k in range(point.size):

@@ -4,6 +4,7 @@ source of the code that produced it."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import os
 import platform
@@ -115,6 +116,20 @@ def third_party_imports(module: str) -> frozenset[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
     return frozenset(names - {"gpcbench"})
+
+
+def source_digest(modules, *parts: str, packages=()) -> str:
+    """The first 16 hex digits of the SHA-256 over the name and source of each of ``modules``,
+    then ``parts`` (text that also decides the result, e.g. a registry entry), then
+    ``name==version`` of each of ``packages``, sorted: the code hash a result records."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(module.encode() + b"\0" + module_source(module))
+    for part in parts:
+        digest.update(part.encode())
+    for package in sorted(packages):
+        digest.update(f"{package}=={metadata.version(package)}".encode())
+    return digest.hexdigest()[:16]
 
 
 def imported_distributions(*modules: str) -> set[str]:

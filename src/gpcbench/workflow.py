@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from gpcbench.io import sha256_file
-from gpcbench.provenance import imported_modules, module_source
+from gpcbench.provenance import imported_modules, source_digest
 
 #: What ``gpcbench preprocess`` runs; the registry is hashed by the entries a data set uses
 #: (adding a data set to it rebuilds no other).
@@ -53,13 +53,8 @@ def data_code_hash(dataset: str) -> str:
     registry entries (so adding a data set to the registry reruns nothing else)."""
     from gpcbench.data.registry import RAW_SETS, dataset_spec, raw_sets_for
 
-    digest = hashlib.sha256()
-    for module in data_modules():
-        digest.update(module.encode() + b"\0" + module_source(module))
-    digest.update(repr(dataset_spec(dataset)).encode())
-    for raw in raw_sets_for(dataset):
-        digest.update(repr(RAW_SETS[raw]).encode())
-    return digest.hexdigest()[:16]
+    return source_digest(data_modules(), repr(dataset_spec(dataset)),
+                         *(repr(RAW_SETS[raw]) for raw in raw_sets_for(dataset)))
 
 
 def remove_damaged_datasets(directory: str | Path) -> list[Path]:

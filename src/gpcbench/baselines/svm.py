@@ -229,7 +229,7 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
         # rankdata(-mean, "min"): the first maximum in its candidate order, C outer, l inner
         means = np.average(scores.reshape(-1, len(folds)), axis=1)
         i, j = divmod(int(np.argmax(means)), len(widths))
-        return {"C": None if log10_C is None else np.log10(Cs[i]), "l": widths[j]}
+        return {"C": None if log10_C is None else float(log10_C[i]), "l": widths[j]}
 
     def _width_scores(self, X, y, log10_l, Cs, folds):
         """Validation accuracy, shape (len(Cs), len(folds)), at one width.
@@ -257,12 +257,13 @@ class TwoLevelGridSVM(ClassifierMixin, BaseEstimator):
         self.cv_scores_ = []
         coarse = self._search(X, y, self._grids())
         fine = self._search(X, y, self._grids(coarse))
-        C = HARD_MARGIN_C if fine["C"] is None else 10.0 ** fine["C"]
+        log10_C = np.log10(HARD_MARGIN_C) if fine["C"] is None else fine["C"]
+        C = 10.0 ** log10_C
         log10_l = None if self.search == "C" else fine["l"]
         self.model_ = clone(DAGSVC(C=C, log10_l=log10_l)).fit(X, y)
         self.classes_ = self.model_.classes_
         self.best_params_ = {"C": C, "log10_l": log10_l}
-        self.hyperparameters_ = {"log10_C": float(np.log10(C)),
+        self.hyperparameters_ = {"log10_C": float(log10_C),
                                  **({} if log10_l is None else {"log10_l": float(log10_l)})}
         return self
 

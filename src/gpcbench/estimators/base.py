@@ -25,7 +25,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from gpcbench.kernels.covariance import COVARIANCE_NAMES, Covariance, DegenerateCovarianceWarning
+from gpcbench.kernels.covariance import (COVARIANCE_NAMES, Covariance, DegenerateCovarianceWarning,
+                                         hyperparameter_mask)
 
 #: The parameter text of the K&G eq. 13 block, for the estimators' docstrings.
 COVARIANCE_DOC = """theta0, theta1, theta2 : float
@@ -96,8 +97,7 @@ class Eq13Estimator(BaseEstimator):
         unknown = set(self.learned_hyperparameters) - set(COVARIANCE_NAMES)
         if unknown:
             raise ValueError(f"learned_hyperparameters names unknown ones {sorted(unknown)}")
-        names = self._covariance(n_features).param_names
-        return np.array([name.split("[")[0] in self.learned_hyperparameters for name in names])
+        return hyperparameter_mask(self._covariance(n_features), self.learned_hyperparameters)
 
     def _set_fitted(self, X, covariance, *, log_evidence, converged, trace, n_iter=None,
                     hyperparameters=None):

@@ -25,12 +25,12 @@ from gpcbench.mcmc.bayes_svm import (
     SHRINKAGES,
     TRACED,
     Priors,
-    kept_sweeps,
     legendre_rule,
     predictive_positive,
     run_chain,
 )
-from gpcbench.mcmc.diagnostics import sweep_diagnostics, worst_diagnostics
+from gpcbench.mcmc.diagnostics import (chains_converged, kept_sweeps, sweep_diagnostics,
+                                        worst_diagnostics)
 from gpcbench.kernels.rbf import mean_distance, rbf
 
 TRACE_EVERY = 20  # sweeps between the entries of convergence_trace_
@@ -124,7 +124,7 @@ class _BayesSVMClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         self.sigma2_ = np.concatenate([c.sigma2 for c in chains])
         self.lambda_ = np.concatenate([c.lam for c in chains])
         traces = np.stack([c.trace for c in chains])  # (chains, sweeps, len(TRACED))
-        rows = kept_sweeps((self.n_sweeps, self.burn_in, self.thin))
+        rows = kept_sweeps(self.n_sweeps, self.burn_in, self.thin)
         traced = {name: traces[:, :, i] for i, name in enumerate(TRACED)}
         self.samples_ = {name: trace[:, rows] for name, trace in traced.items()}
         self.convergence_trace_ = [
@@ -140,8 +140,8 @@ class _BayesSVMClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         self.diagnostics_ = self._diagnostics(traced, probe, rows)
         rhats = [self.diagnostics_[name]["rhat"] for name in TRACED]
         rhats.append(self.diagnostics_["probe_probability"]["max_rhat"])
-        burn = self.diagnostics_["brooks_burn_in"]
-        self.converged_ = bool(np.nanmax(rhats + [1.0]) < 1.1 and burn <= self.burn_in)
+        self.converged_ = chains_converged(rhats, self.diagnostics_["brooks_burn_in"],
+                                           self.burn_in)
         self.n_iter_ = self.n_sweeps
 
     def _diagnostics(self, traced, probe, rows):

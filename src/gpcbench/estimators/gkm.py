@@ -27,7 +27,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from gpcbench.kernels.rbf import mean_distance
 from gpcbench.mcmc.active_set import chain_state
 from gpcbench.mcmc.bgkm import run_bgkm
-from gpcbench.mcmc.diagnostics import sweep_diagnostics, worst_diagnostics
+from gpcbench.mcmc.diagnostics import (chains_converged, kept_sweeps, sweep_diagnostics,
+                                        worst_diagnostics)
 from gpcbench.mcmc.gkm import new_record, run_chain
 from gpcbench.mcmc.gkm_multiclass import new_multiclass_record, run_chain_multi
 from gpcbench.mcmc.gkm_predict import KeptDraws, model_average
@@ -134,7 +135,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         probe = np.sort(random_state.permutation(n)[: self.n_probe]).astype(np.int64)
         chain = self._chain if self.classes_.size == 2 else self._chain_multi
         runs = [chain(X, y01.astype(np.int64), width, k_max, probe, int(seed)) for seed in seeds]
-        self._collect(runs, k_max)
+        self._collect(runs)
         return self
 
     def _start(self, X, width, k_max, seed):
@@ -173,7 +174,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         return record._replace(coefficients=record.coefficients.transpose(0, 2, 1),
                                projections=record.projections.transpose(0, 2, 1))
 
-    def _collect(self, runs, k_max):
+    def _collect(self, runs):
         traces = np.stack([run.trace for run in runs])  # (chains, sweeps, 4 or J + 3)
         kept = [np.concatenate([getattr(run, field) for run in runs])
                 for field in ("active", "coefficients", "projections", "theta", "precisions",
@@ -182,7 +183,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         self.n_active_trace_ = traces[:, :, -1].astype(int)
         self.convergence_trace_ = [{"sweep": t + 1, "n_gamma": int(self.n_active_trace_[0, t])}
                                    for t in range(TRACE_EVERY - 1, self.n_sweeps, TRACE_EVERY)]
-        rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
+        rows = kept_sweeps(self.n_sweeps, self.burn_in, self.thin)
         n_u = traces.shape[2] - 3  # u: one intercept (binary) or one per class
         columns = {"u": 0 if n_u == 1 else slice(0, n_u), "g": n_u, "eta": n_u + 1,
                    "n_gamma": n_u + 2}
@@ -195,8 +196,8 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         self.diagnostics_ = self._diagnostics(traced, probe)
         rhats = [self.diagnostics_[name]["rhat"] for name in TRACED]
         rhats.append(self.diagnostics_["probe_probability"]["max_rhat"])
-        burn = self.diagnostics_["brooks_burn_in"]
-        self.converged_ = bool(np.nanmax(rhats + [1.0]) < 1.1 and burn <= self.burn_in)
+        self.converged_ = chains_converged(rhats, self.diagnostics_["brooks_burn_in"],
+                                           self.burn_in)
         self.n_iter_ = self.n_sweeps
 
     def _diagnostics(self, traced, probe):
@@ -231,7 +232,7 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
     def _trace_diagnostics(self, trace):
         """Split R-hat, bulk and tail ESS (of the kept draws) and Brooks burn-in of one scalar
         traced over (chains, sweeps) (:func:`~gpcbench.mcmc.diagnostics.sweep_diagnostics`)."""
-        rows = np.arange(self.burn_in + self.thin - 1, self.n_sweeps, self.thin)
+        rows = kept_sweeps(self.n_sweeps, self.burn_in, self.thin)
         return sweep_diagnostics(trace, rows, self.thin)
 
     def predict_proba(self, X):

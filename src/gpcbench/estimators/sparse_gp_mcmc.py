@@ -21,8 +21,7 @@ from gpcbench.estimators.base import BinaryOnly, binary_signs, store_parameters
 from gpcbench.kernels.fic import DEFAULT_JITTER, FICPrior
 from gpcbench.kernels.rbf import mean_distance
 from gpcbench.likelihoods import ProbitLikelihood
-from gpcbench.mcmc.cusum import brooks_burn_in
-from gpcbench.mcmc.diagnostics import autocorrelation_time, scalar_diagnostics
+from gpcbench.mcmc.diagnostics import chains_converged, kept_sweeps, sweep_diagnostics
 from gpcbench.mcmc.fic_gibbs import run_fic_gibbs
 
 PREDICT_CHUNK = 1000  # test rows per block of the kept-sweep average
@@ -47,12 +46,12 @@ class FICMCMCClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
     betas_ : ndarray of shape (n_kept * n_chains, m)
         U^T alpha(z) of the kept sweeps.
     diagnostics_ : dict
-        ``log_likelihood``: rank-normalised split R-hat (``rhat``), bulk and tail ESS
-        (``ess_bulk``, ``ess_tail``; :mod:`gpcbench.mcmc.diagnostics`) of the traced
-        log-likelihood sum_i log Phi(y_i f_i) after the burn-in; ``brooks_burn_in`` (Brooks'
-        cusum criterion, the largest over the chains, ZDJ Table 12) and ``brooks_thin``.
+        ``log_likelihood``: rank-normalised split R-hat, bulk and tail ESS of the traced
+        log-likelihood sum_i log Phi(y_i f_i) after the burn-in, its Brooks burn-in and the
+        thinning it read (:func:`~gpcbench.mcmc.diagnostics.sweep_diagnostics`);
+        ``brooks_burn_in``: that burn-in (Brooks' cusum criterion, ZDJ Table 12).
     converged_ : bool
-        R-hat < 1.1 and Brooks' burn-in within ``burn_in``.
+        R-hat < 1.1 (with two chains or more) and Brooks' burn-in within ``burn_in``.
     n_iter_ : int
         Sweeps per chain.
     """
@@ -82,19 +81,13 @@ class FICMCMCClassifier(BinaryOnly, ClassifierMixin, BaseEstimator):
         self.betas_ = np.concatenate([betas for betas, _, _ in runs])
         self.factor_ = runs[0][2]
         traces = np.stack([trace for _, trace, _ in runs])
-        kept = traces[:, self.burn_in + self.thin - 1::self.thin]
-        # Brooks asks for ~independent draws: thin by the autocorrelation time in sweeps (as
-        # the FBGKM / SGPC diagnostics do), the largest burn-in over the chains
-        tau = autocorrelation_time(kept) if kept.shape[1] >= 4 else float("nan")
-        step = max(1, round(self.thin * tau)) if np.isfinite(tau) else self.thin
-        self.diagnostics_ = {
-            "log_likelihood": scalar_diagnostics(kept),
-            "brooks_burn_in": float(np.max([brooks_burn_in(t, thin=step) for t in traces])),
-            "brooks_thin": step,
-        }
-        rhat, burn = self.diagnostics_["log_likelihood"]["rhat"], self.diagnostics_[
-            "brooks_burn_in"]
-        self.converged_ = bool((self.n_chains == 1 or rhat < 1.1) and burn <= self.burn_in)
+        log_likelihood = sweep_diagnostics(
+            traces, kept_sweeps(self.n_sweeps, self.burn_in, self.thin), self.thin)
+        self.diagnostics_ = {"log_likelihood": log_likelihood,
+                             "brooks_burn_in": log_likelihood["brooks_burn_in"]}
+        rhats = [log_likelihood["rhat"]] if self.n_chains > 1 else []
+        self.converged_ = chains_converged(rhats, log_likelihood["brooks_burn_in"],
+                                           self.burn_in)
         self.n_iter_ = self.n_sweeps
         self.kernel_width_ = theta
         self.hyperparameters_ = {"kernel_width": theta, "n_inducing": int(self.betas_.shape[1])}

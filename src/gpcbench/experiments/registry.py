@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import importlib
 import inspect
 import pkgutil
 import textwrap
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Callable
 
 from gpcbench.provenance import (import_targets, imported_distributions, imported_modules,
-                                 module_source)
+                                 source_digest)
 
 #: Third-party packages whose code runs in every fit: their versions enter every method's hash,
 #: beside those of the distributions the method's own modules import (GPy for its rows, say).
@@ -156,14 +154,8 @@ def method_code_hash(name: str) -> str:
     those modules import."""
     spec = method_spec(name)
     modules = method_modules(name)
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(module.encode() + b"\0" + module_source(module))
-    for part in factory_code(spec.factory)[0]:
-        digest.update(part.encode())
-    for package in sorted(set(FIT_PACKAGES) | imported_distributions(*modules)):
-        digest.update(f"{package}=={metadata.version(package)}".encode())
-    return digest.hexdigest()[:16]
+    return source_digest(modules, *factory_code(spec.factory)[0],
+                         packages=set(FIT_PACKAGES) | imported_distributions(*modules))
 
 
 def _register_method_families() -> None:

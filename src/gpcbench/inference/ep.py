@@ -262,7 +262,7 @@ def _site_change(tau_new, tau, nu_new, nu, variance) -> float:
     )
 
 
-def _oscillates(trace) -> bool:
+def log_evidence_alternates(trace) -> bool:
     """Whether the last OSCILLATION_SWEEPS increments of log Z alternate in sign."""
     steps = np.diff(trace[-OSCILLATION_SWEEPS - 1:])
     return steps.size == OSCILLATION_SWEEPS and bool(np.all(steps[1:] * steps[:-1] < 0))
@@ -323,7 +323,7 @@ def parallel_ep(posterior, y, likelihood, tau, nu, damping, max_sweeps, tol, sit
         run["converged"] = _is_converged(run["trace"], change, tol, site_tol)
         if run["converged"] or run["n_sweeps"] >= max_sweeps:
             return factor, tau, nu, state, run
-        if _oscillates(run["trace"][damped_at:]) and damping > MIN_DAMPING:
+        if log_evidence_alternates(run["trace"][damped_at:]) and damping > MIN_DAMPING:
             damping = run["damping"] = max(0.5 * damping, MIN_DAMPING)
             damped_at = len(run["trace"]) - 1
         new_tau = damping * tilted.site_precision + (1.0 - damping) * tau

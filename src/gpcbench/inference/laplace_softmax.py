@@ -224,7 +224,7 @@ def evidence_gradient(X, covariance: SoftmaxCovariance, K, state: SoftmaxLaplace
     d log q / d f_i^c = -1/2 tr(V dW/df_i^c) = s2[c, i]; so it adds u^T dK a with
     u = (I + W K)^-1 s2 = s2 - R K s2. One gradient contraction per group.
     """
-    factors, a, pi = state.factors, state.a, state.pi
+    factors, a = state.factors, state.a
     H = np.stack([factors.half_S(E_c) for E_c in factors.E])  # M^-1 E_c
     R_diag = factors.E - np.swapaxes(H, 1, 2) @ H  # R_cc = E_c - E_c S^-1 E_c
     u_s2 = _mode_sensitivity(K, state)

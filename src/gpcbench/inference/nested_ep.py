@@ -72,7 +72,7 @@ from scipy.linalg.lapack import dpotrf
 
 from gpcbench.gaussian import cholesky_lower
 from gpcbench.inference import laplace_softmax
-from gpcbench.inference.ep import MIN_DAMPING, OSCILLATION_SWEEPS
+from gpcbench.inference.ep import MIN_DAMPING, OSCILLATION_SWEEPS, log_evidence_alternates
 from gpcbench.inference.laplace_softmax import BlockFactors
 from gpcbench.inference.multinomial_probit import (
     cavity_batch,
@@ -267,7 +267,7 @@ def _oscillates(trace, gaps) -> bool:
     if len(gaps) <= OSCILLATION_SWEEPS:
         return False
     steps = np.diff(trace[-OSCILLATION_SWEEPS - 1:])
-    two_cycle = (bool(np.all(steps[1:] * steps[:-1] < 0)) and abs(steps[-1]) > OSCILLATION_NATS
+    two_cycle = (log_evidence_alternates(trace) and abs(steps[-1]) > OSCILLATION_NATS
                  and abs(steps[-1]) >= 0.5 * abs(steps[-3]))
     return two_cycle or min(gaps[-OSCILLATION_SWEEPS:]) >= min(gaps[:-OSCILLATION_SWEEPS])
 

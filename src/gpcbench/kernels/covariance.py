@@ -71,6 +71,13 @@ class CovarianceFunction(Protocol):
         :meth:`Covariance.is_degenerate`)."""
 
 
+def hyperparameter_mask(covariance, names) -> np.ndarray:
+    """Which entries of ``covariance.params`` (any covariance with ``param_names``) the
+    hyperparameter ``names`` cover: every entry of an ARD inverse_lengthscale for
+    'inverse_lengthscale'."""
+    return np.array([name.split("[")[0] in names for name in covariance.param_names])
+
+
 @dataclass(frozen=True)
 class Covariance(CovarianceFunction):
     """Covariance of K&G eq. 13 with the feature distance of K&G eq. 14.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpcbench.kernels.covariance import COVARIANCE_NAMES, Covariance
+from gpcbench.kernels.covariance import COVARIANCE_NAMES, Covariance, hyperparameter_mask
 from gpcbench.inference.ep import EPResult
 from gpcbench.likelihoods import Likelihood
 
@@ -54,9 +54,9 @@ def learnable(learn, likelihood: Likelihood) -> tuple[str, ...]:
 
 def free_mask(covariance: Covariance, learn) -> np.ndarray:
     """Which entries of ``covariance.params`` are optimised."""
-    names = covariance.param_names
-    mask = np.array([name.split("[")[0] in learn for name in names])
-    bad = [n for n, free, v in zip(names, mask, covariance.params) if free and not v > 0]
+    mask = hyperparameter_mask(covariance, learn)
+    bad = [n for n, free, v in zip(covariance.param_names, mask, covariance.params)
+           if free and not v > 0]
     if bad:
         raise ValueError(f"learned hyperparameters must be > 0 (log space); {bad} are not")
     return mask

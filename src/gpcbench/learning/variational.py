@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from gpcbench.inference.variational import BoundResult, optimize_bound
-from gpcbench.kernels.covariance import Covariance
+from gpcbench.kernels.covariance import Covariance, hyperparameter_mask
 from gpcbench.learning.stopping import DEFAULT_FTOL, DEFAULT_GTOL, LOG_BOUNDS, StoppingRule
 from gpcbench.monitor import Progress, warn_at_cap
 
@@ -46,12 +46,6 @@ class VariationalFit:
     result: BoundResult
     trace: list
     converged: bool
-
-
-def learned_mask(covariance: Covariance, learn) -> np.ndarray:
-    """Boolean mask over ``covariance.params`` of the learned entries."""
-    names = covariance.param_names
-    return np.array([name.split("[")[0] in learn for name in names])
 
 
 class _Objective:
@@ -127,7 +121,7 @@ def learn_hyperparameters(X, y, covariance: Covariance, *, learn=LEARNED, max_it
         L-BFGS-B iteration (entry 0: the start), and whether L-BFGS-B and the last inner
         optimisation converged.
     """
-    mask = learned_mask(covariance, learn)
+    mask = hyperparameter_mask(covariance, learn)
     if not np.all(covariance.params[mask] > 0):
         raise ValueError("learned hyperparameters must start > 0 (they are learned in log space)")
     objective = _Objective(X, y, covariance, mask, tol)

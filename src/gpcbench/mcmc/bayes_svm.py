@@ -53,6 +53,7 @@ from scipy.linalg import LinAlgError
 from scipy.linalg.lapack import dpotrf, dtrtrs
 from scipy.special import expit, log_ndtr
 
+from gpcbench.mcmc.diagnostics import kept_sweeps
 from gpcbench.monitor import Progress
 
 LIKELIHOODS = ("bsvm", "csvm")
@@ -191,12 +192,6 @@ def csvm_predictive_logs(f, sigma2):
 # --- the sampler ---------------------------------------------------------------------------
 
 
-def kept_sweeps(schedule) -> np.ndarray:
-    """0-based indices of the kept sweeps of (n_sweeps, burn_in, thin)."""
-    n_sweeps, burn_in, thin = schedule
-    return np.arange(burn_in + thin - 1, n_sweeps, thin)
-
-
 def _draw_beta(KtK, Ktz, d, sigma2, rng, sweep):
     """beta ~ N(A^-1 Kt'z, sigma^2 A^-1), A = Kt'Kt + diag(d), by one Cholesky A = L L'
     (step 1): beta = L'^-1 (L^-1 Kt'z + sigma e). LAPACK's potrf / trtrs directly (the
@@ -260,7 +255,7 @@ def run_chain(Kt, y, likelihood: str, priors: Priors, schedule, rng, *, shrinkag
     d[0] = priors.intercept_precision
     z = y * np.abs(rng.standard_normal(n))  # start on the labels' side
     loglik = log_likelihood(y, z, likelihood)
-    kept = kept_sweeps((n_sweeps, burn_in, thin))
+    kept = kept_sweeps(n_sweeps, burn_in, thin)
     coef, s2_kept = np.zeros((kept.size, n + 1)), np.zeros(kept.size)
     lam_kept, probe_kept = np.zeros((kept.size, n_lam)), np.zeros((kept.size, probe.size))
     trace = np.zeros((n_sweeps, len(TRACED)))

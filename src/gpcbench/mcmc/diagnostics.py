@@ -282,6 +282,17 @@ def scalar_diagnostics(draws) -> dict:
     return {"rhat": split_rhat(draws), "ess_bulk": ess_bulk(draws), "ess_tail": ess_tail(draws)}
 
 
+def kept_sweeps(n_sweeps, burn_in, thin) -> np.ndarray:
+    """0-based indices of the kept sweeps: after the first ``burn_in``, every ``thin``-th."""
+    return np.arange(burn_in + thin - 1, n_sweeps, thin)
+
+
+def chains_converged(rhats, brooks_burn_in, burn_in) -> bool:
+    """The samplers' convergence rule: every R-hat that is defined below 1.1 and Brooks'
+    burn-in (NaN where the criterion cannot settle it) within the ``burn_in`` sweeps run."""
+    return bool(np.nanmax(list(rhats) + [1.0]) < 1.1 and brooks_burn_in <= burn_in)
+
+
 def sweep_diagnostics(trace, kept, thin) -> dict:
     """Split R-hat, bulk and tail ESS of the kept sweeps and Brooks burn-in of one scalar.
 

@@ -25,6 +25,7 @@ from scipy.linalg import solve_triangular
 
 from gpcbench.jit import njit
 from gpcbench.kernels.fic import FICPrior, FICSiteFactorization
+from gpcbench.mcmc.diagnostics import kept_sweeps
 from gpcbench.mcmc.holmes_held import truncated_normal
 from gpcbench.tilted_moments import log_ndtr_array
 
@@ -64,7 +65,7 @@ def run_fic_gibbs(prior: FICPrior, y, n_sweeps: int, burn_in: int, thin: int, se
     seed_sampler(int(seed))
     noise = np.random.default_rng(int(seed))
     f, z = np.zeros(n), np.empty(n)
-    kept = range(burn_in + thin - 1, n_sweeps, thin)
+    kept = kept_sweeps(n_sweeps, burn_in, thin)
     betas = np.empty((len(kept), prior.U.shape[1]))
     trace = np.empty(n_sweeps)
     row = 0

@@ -7,17 +7,15 @@ is marked stale when the code changes (:mod:`gpcbench.experiments.report.notes`)
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import pkgutil
-from importlib import metadata
 from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
 from gpcbench.provenance import (git_commit, imported_distributions, imported_modules,
-                                 module_source)
+                                 source_digest)
 
 #: Every reading, by name (its module's).
 READINGS = sorted(module.name for module in pkgutil.iter_modules(__path__))
@@ -35,12 +33,7 @@ def reading_code_hash(name: str) -> str:
     transitively, and the versions of the distributions those import (as a method's code hash,
     :func:`gpcbench.experiments.registry.method_code_hash`)."""
     modules = imported_modules(reading_module(name))
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(module.encode() + b"\0" + module_source(module))
-    for package in sorted(imported_distributions(*modules)):
-        digest.update(f"{package}=={metadata.version(package)}".encode())
-    return digest.hexdigest()[:16]
+    return source_digest(modules, packages=imported_distributions(*modules))
 
 
 def reading_inputs(name: str) -> list[str]:
