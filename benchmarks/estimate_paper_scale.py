@@ -10,11 +10,13 @@ multiplies by the protocol's number of folds, adds each fold job's start-up (a P
 handing its fold to the host's fold server, measured here: ``job_startup_seconds``), and packs the jobs on C cores, longest first (LPT:
 within 4/3 of the optimal makespan). It prints the most expensive cells and lists the cells
 with no measured fold (left out, not guessed). Times measured on a loaded machine make the
-estimate an upper bound.
+estimate an upper bound. With ``--update-docs FILE`` the per-experiment totals replace the
+block between the markers of these options in FILE (docs/performance.md).
 
 Usage (from the repository root): python benchmarks/estimate_paper_scale.py [EXPERIMENT ...]
        [--cores 16] [--root .]
        [--exclude adult2] [--max-n 4000] [--methods fbgkm sgpc] [--current] [--top 10]
+       [--update-docs docs/performance.md]
 """
 
 import argparse
@@ -26,11 +28,13 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from generated_block import replace_block
 
-from gpcbench.config import (entry_fold_count, entry_methods, entry_protocol, method_options,
+from gpcbench.config import (entry_fold_count, entry_methods, entry_train_size, method_options,
                              read_config_file)
 from gpcbench.experiments.ledger import ledger_path
 from gpcbench.experiments.registry import method_code_hash
+from gpcbench.provenance import working_tree_commit
 
 def ledger_times(root: Path, experiment: str) -> dict:
     """(entry, method, fold) -> (cpu_s, code_hash, options) of the ledger's ok folds."""
@@ -93,8 +97,8 @@ def cells(config: dict, args) -> tuple[pd.DataFrame, list[str]]:
         spec = config["experiments"][experiment]
         measured = {**ledger_times(args.root, experiment), **result_times(args.root, experiment)}
         for entry in spec["datasets"]:
-            n = entry_protocol(spec, entry).get("n_train")
-            if entry in args.exclude or (args.max_n and n and n > args.max_n):
+            n = entry_train_size(spec, entry)
+            if entry in args.exclude or (args.max_n and n > args.max_n):
                 continue
             for method in entry_methods(spec, entry):
                 if args.methods and method not in args.methods:
@@ -109,12 +113,47 @@ def cells(config: dict, args) -> tuple[pd.DataFrame, list[str]]:
                     missing.append(f"{experiment}/{entry}/{method}")
                     continue
                 rows.append({"experiment": experiment, "entry": entry, "method": method,
-                             "n": n or "", "measured": len(times), "cpu_s": sum(times) / len(times),
+                             "n": n, "measured": len(times), "cpu_s": sum(times) / len(times),
                              "folds": entry_fold_count(spec, entry)})
     frame = pd.DataFrame(rows)
     if len(frame):
         frame["cpu_h"] = frame["cpu_s"] * frame["folds"] / 3600
     return frame, missing
+
+
+def block_options(args) -> tuple[str, str]:
+    """The options that decide the totals, as a command line and as the name of their block
+    (e.g. 'current without adult2'; no '--', which an HTML comment cannot hold)."""
+    words = [*args.experiments, *(["--current"] if args.current else []),
+             *(["--exclude", *args.exclude] if args.exclude else []),
+             *(["--max-n", str(args.max_n)] if args.max_n else []),
+             *(["--methods", *args.methods] if args.methods else []), "--cores", str(args.cores)]
+    kind = " ".join([*args.experiments, "current" if args.current else "all folds",
+                     *(f"without {entry}" for entry in args.exclude),
+                     *([f"n <= {args.max_n}"] if args.max_n else []), *(args.methods or [])])
+    return " ".join(words), kind
+
+
+def totals_markdown(frame: pd.DataFrame, jobs: list[float], startup: float, cores: int,
+                    missing: list[str], top: int) -> str:
+    """Per experiment fold jobs and CPU-h, the whole (fits, start-up, on ``cores``) and the
+    ``top`` most expensive cells."""
+    per = frame.groupby("experiment", sort=False)[["folds", "cpu_h"]].sum()
+    lines = ["| experiment | fold jobs | CPU-h of fits |", "|---|---|---|"]
+    lines += [f"| {name} | {int(row.folds):,} | {row.cpu_h:.2f} |" for name, row in per.iterrows()]
+    lines += ["", f"The {top} most expensive cells:", "",
+              "| experiment | data set | method | n | CPU-s a fold (mean) | CPU-h |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {r.experiment} | {r.entry} | {r.method} | {r.n} | {r.cpu_s:.1f} | "
+              f"{r.cpu_h:.2f} |"
+              for r in frame.sort_values("cpu_h", ascending=False).head(top).itertuples()]
+    fits = float(frame["cpu_h"].sum())
+    lines += ["", f"{len(jobs):,} fold jobs: {fits:.2f} CPU-h of fits + {len(jobs):,} x "
+              f"{startup:.2f} CPU-s of start-up = **{sum(jobs) / 3600:.2f} CPU-h**; on {cores} "
+              f"cores, longest first, **{lpt_makespan(jobs, cores) / 3600:.2f} h**."]
+    if missing:
+        lines.append(f"Not measured, left out: {len(missing)} cells ({', '.join(missing)}).")
+    return "\n".join(lines)
 
 
 def main():
@@ -131,6 +170,8 @@ def main():
                         help="only folds made by the method's code hash at HEAD with the "
                              "config's options")
     parser.add_argument("--top", type=int, default=10, help="most expensive cells printed")
+    parser.add_argument("--update-docs", type=Path, metavar="FILE",
+                        help="rewrite the block of these options in FILE")
     args = parser.parse_args()
     frame, missing = cells(read_config_file(Path(args.config)), args)
     if frame.empty:
@@ -155,6 +196,12 @@ def main():
         for experiment in dict.fromkeys(cell.split("/")[0] for cell in missing):
             names = [cell.split("/", 1)[1] for cell in missing if cell.startswith(experiment + "/")]
             print(f"  {experiment}: {', '.join(names)}")
+    if args.update_docs:
+        command, kind = block_options(args)
+        replace_block(args.update_docs, "estimate_paper_scale.py", kind,
+                      f"From the ledgers by `python benchmarks/estimate_paper_scale.py {command}` "
+                      f"at {working_tree_commit()}:",
+                      totals_markdown(frame, jobs, startup, args.cores, missing, args.top))
 
 
 if __name__ == "__main__":

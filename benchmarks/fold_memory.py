@@ -21,13 +21,13 @@ Usage (from the repository root): python benchmarks/fold_memory.py [--config con
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import yaml
+from generated_block import replace_block
 
 from gpcbench.config import entry_methods, entry_train_size, read_config_file
 from gpcbench.experiments.ledger import fold_costs, ledger_path
@@ -36,10 +36,6 @@ from gpcbench.fold_requests import FoldRequests, Measured
 from gpcbench.provenance import working_tree_commit
 
 WORKDIR = ".test/fold-memory"
-
-
-def markers(kind: str) -> tuple[str, str]:
-    return f"<!-- fold_memory.py {kind}: begin -->", f"<!-- fold_memory.py {kind}: end -->"
 
 
 def family_of(method: str) -> str:
@@ -124,13 +120,6 @@ def _registered() -> set[str]:
     return set(METHODS)
 
 
-def update_docs(path: Path, kind: str, stamp: str, text: str) -> None:
-    begin, end = markers(kind)
-    block = f"{begin}\n{stamp}\n\n{text}\n{end}"
-    path.write_text(re.sub(f"{re.escape(begin)}.*?{re.escape(end)}", lambda _: block,
-                           path.read_text(), flags=re.S))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=Path("config/config.yaml"))
@@ -145,8 +134,9 @@ def main() -> None:
         text = time_table(config)
         print(text)
         if args.update_docs:
-            update_docs(args.update_docs, "times", "From the committed ledgers by "
-                        f"`benchmarks/fold_memory.py --times` at {working_tree_commit()}:", text)
+            replace_block(args.update_docs, "fold_memory.py", "times",
+                          "From the committed ledgers by `benchmarks/fold_memory.py --times` at "
+                          f"{working_tree_commit()}:", text)
         return
     picks = largest_per_family(config)
     if args.families:
@@ -156,8 +146,9 @@ def main() -> None:
     text = table(picks, records, requests, args.time_limit)
     print(text)
     if args.update_docs:
-        update_docs(args.update_docs, "memory", "Measured by `benchmarks/fold_memory.py "
-                    f"--time-limit {args.time_limit:g}` at {working_tree_commit()}:", text)
+        replace_block(args.update_docs, "fold_memory.py", "memory",
+                      f"Measured by `benchmarks/fold_memory.py --time-limit {args.time_limit:g}` "
+                      f"at {working_tree_commit()}:", text)
 
 
 if __name__ == "__main__":
