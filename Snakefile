@@ -12,7 +12,7 @@ from gpcbench.config import ConfigError, read_config_file
 from gpcbench.experiments.reuse import DamagedLedgerError, check_ledger
 from gpcbench.provenance import RUN_COMMIT_VARIABLE, working_tree_commit
 from gpcbench.watchdog import VARIABLE as WATCHED_PROCESS, ProcessId
-from gpcbench.workflow import clear_stale_locks, remove_damaged_datasets, remove_stale_readings
+from gpcbench.workflow import clear_stale_locks, remove_damaged_datasets
 
 min_version("9.0")
 
@@ -38,7 +38,6 @@ if workflow.is_main_process:
     os.environ[RUN_COMMIT_VARIABLE] = working_tree_commit(REPO)
     clear_stale_locks(".snakemake")
     remove_damaged_datasets("data/processed")
-    remove_stale_readings("reports/readings", config.get("readings", {}))
 
 
 report: "workflow/report/workflow.rst"
