@@ -79,6 +79,37 @@ def remove_damaged_datasets(directory: str | Path) -> list[Path]:
     return removed
 
 
+def remove_stale_readings(directory: str | Path, readings: dict, quoting: dict) -> list[Path]:
+    """Remove every reading output ``directory/<name>.json`` of the config's ``readings``
+    (name -> {seed}) made by other code than the reading's now or with another seed, or
+    unreadable, with the outputs built from it (``quoting``: name -> paths, the tables whose
+    notes quote it), saying so in one line each on stderr, so that this run measures it again
+    and rebuilds them. A fresh clone has no Snakemake record of the params a reading was made
+    with, and Snakemake does not remake a removed input whose dependents are up to date
+    (snakemake/snakemake#2966), hence both. Returns the paths removed."""
+    from gpcbench.experiments.readings import reading_code_hash
+
+    removed = []
+    for name, options in sorted(readings.items()):
+        path = Path(directory) / f"{name}.json"
+        if not path.is_file():
+            continue
+        try:
+            made = json.loads(path.read_text())
+            current = (made["code_hash"] == reading_code_hash(name)
+                       and made["seed"] == options["seed"])
+        except (ValueError, KeyError, TypeError):
+            current = False
+        if not current:
+            print(f"gpcbench: {path} was made by other code or another seed; measuring it again",
+                  file=sys.stderr)
+            built = [Path(p) for p in quoting.get(name, ()) if Path(p).is_file()]
+            for stale in [path, *built]:
+                stale.unlink()
+            removed += [path, *built]
+    return removed
+
+
 #: Command-line targets naming a processed data set or a raw set: the name is the group.
 DATA_TARGETS = {"data set": re.compile(r"(?:^|/)data/processed/([^/]+)\.(?:npz|json)$"),
                 "raw set": re.compile(r"(?:^|/)data/raw/([^/]+)/")}
