@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fold_ledger import fold_ledger
+
 from gpcbench.config import read_config_file
 from gpcbench.experiments.ledger import ledger_path
 
@@ -40,26 +42,6 @@ def ledger_at(revision: str, experiment: str) -> pd.DataFrame:
     if shown.returncode:
         return pd.DataFrame(columns=COLUMNS)
     return pd.read_csv(io.BytesIO(shown.stdout), compression="gzip", usecols=COLUMNS)
-
-
-def ledger_in(root: Path, experiment: str) -> pd.DataFrame:
-    """The ledger in ``root`` with ``root``/results/ fold records over it, fold by fold."""
-    path = ledger_path(experiment, root)
-    frame = (pd.read_csv(path, usecols=COLUMNS) if path.is_file()
-             else pd.DataFrame(columns=COLUMNS))
-    rows = []
-    for record_path in (root / "results" / experiment).glob("*/*/fold*.json"):
-        record = json.loads(record_path.read_text())
-        rows.append({"dataset": record["dataset"], "method": record["method"],
-                     "fold": int(record["fold"]), "status": record.get("status"),
-                     "error": (record.get("metrics") or {}).get("error"),
-                     "data_sha256": record.get("provenance", {}).get("data_sha256"),
-                     "options": json.dumps(record.get("options"), sort_keys=True)})
-    if rows:
-        fresh = pd.DataFrame(rows)
-        keys = ["dataset", "method", "fold"]
-        frame = pd.concat([fresh, frame]).drop_duplicates(keys, keep="first")
-    return frame
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
@@ -110,7 +92,7 @@ def main() -> None:
     experiments = args.experiments or list(read_config_file(args.config)["experiments"])
     frames = []
     for experiment in experiments:
-        cells = compare(ledger_at(args.before, experiment), ledger_in(args.root, experiment))
+        cells = compare(ledger_at(args.before, experiment), fold_ledger(args.root, experiment, COLUMNS))
         frames.append(cells.assign(experiment=experiment))
     cells = pd.concat(frames, ignore_index=True)
     cells["redefined"] = cells["method"].isin(args.redefined)

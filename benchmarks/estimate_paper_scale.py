@@ -28,38 +28,22 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from fold_ledger import fold_ledger
 from generated_block import replace_block
 
 from gpcbench.config import (entry_fold_count, entry_methods, entry_train_size, method_options,
                              read_config_file)
-from gpcbench.experiments.ledger import ledger_path
 from gpcbench.experiments.registry import method_code_hash
 from gpcbench.provenance import working_tree_commit
 
-def ledger_times(root: Path, experiment: str) -> dict:
-    """(entry, method, fold) -> (cpu_s, code_hash, options) of the ledger's ok folds."""
-    path = ledger_path(experiment, root)
-    if not path.is_file():
-        return {}
-    folds = pd.read_csv(path, usecols=["dataset", "method", "fold", "status", "cpu_s",
-                                       "code_hash", "options"])
+def measured_times(root: Path, experiment: str) -> dict:
+    """(entry, method, fold) -> (cpu_s, code_hash, options) of the ok folds of the ledger under
+    ``root`` and of a run under way there (its result files take precedence)."""
+    folds = fold_ledger(root, experiment, ["dataset", "method", "fold", "status", "cpu_s",
+                                           "code_hash", "options"])
     folds = folds[(folds["status"] == "ok") & folds["cpu_s"].notna()]
-    return {(r.dataset, r.method, int(r.fold)): (float(r.cpu_s), r.code_hash,
-                                                 json.loads(r.options))
+    return {(r.dataset, r.method, r.fold): (float(r.cpu_s), r.code_hash, json.loads(r.options))
             for r in folds.itertuples()}
-
-
-def result_times(root: Path, experiment: str) -> dict:
-    """The same from the fold result files of a run under way."""
-    times = {}
-    for path in (root / "results" / experiment).glob("*/*/fold*.json"):
-        record = json.loads(path.read_text())
-        cpu = record.get("timings", {}).get("cpu_s")
-        if record.get("status") == "ok" and cpu is not None:
-            key = (record["dataset"], record["method"], int(record["fold"]))
-            times[key] = (float(cpu), record["provenance"].get("code_hash"),
-                          record.get("options"))
-    return times
 
 
 def job_startup_seconds() -> float:
@@ -95,7 +79,7 @@ def cells(config: dict, args) -> tuple[pd.DataFrame, list[str]]:
     rows, missing, hashes = [], [], {}
     for experiment in args.experiments or list(config["experiments"]):
         spec = config["experiments"][experiment]
-        measured = {**ledger_times(args.root, experiment), **result_times(args.root, experiment)}
+        measured = measured_times(args.root, experiment)
         for entry in spec["datasets"]:
             n = entry_train_size(spec, entry)
             if entry in args.exclude or (args.max_n and n > args.max_n):
