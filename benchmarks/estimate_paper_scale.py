@@ -118,6 +118,21 @@ def block_options(args) -> tuple[str, str]:
     return " ".join(words), kind
 
 
+def per_method_times(frame: pd.DataFrame) -> list[tuple[str, float, str]]:
+    """(method, its CPU-h, 'n: CPU-s; ...') for every method, the costliest first; where cells
+    of one n differ (other data sets or experiments), their range."""
+    def seconds(values: pd.Series) -> str:
+        low, high = (f"{value:.3g}" for value in (values.min(), values.max()))
+        return low if low == high else f"{low}-{high}"
+
+    rows = []
+    for method, cells_of in frame.groupby("method"):
+        sizes = "; ".join(f"{n:,}: {seconds(group['cpu_s'])}"
+                          for n, group in cells_of.groupby("n"))
+        rows.append((method, float(cells_of["cpu_h"].sum()), sizes))
+    return sorted(rows, key=lambda row: -row[1])
+
+
 def totals_markdown(frame: pd.DataFrame, jobs: list[float], startup: float, cores: int,
                     missing: list[str], top: int) -> str:
     """Per experiment fold jobs and CPU-h, the whole (fits, start-up, on ``cores``) and the
@@ -131,6 +146,11 @@ def totals_markdown(frame: pd.DataFrame, jobs: list[float], startup: float, core
     lines += [f"| {r.experiment} | {r.entry} | {r.method} | {r.n} | {r.cpu_s:.1f} | "
               f"{r.cpu_h:.2f} |"
               for r in frame.sort_values("cpu_h", ascending=False).head(top).itertuples()]
+    lines += ["", f"The {top} most expensive methods, CPU seconds a fold at each training size n "
+              "(a cell's mean; a range where cells of one n differ):", "",
+              "| method | CPU-h | n: CPU-s a fold |", "|---|---|---|"]
+    lines += [f"| {method} | {cpu_h:.2f} | {sizes} |"
+              for method, cpu_h, sizes in per_method_times(frame)[:top]]
     fits = float(frame["cpu_h"].sum())
     lines += ["", f"{len(jobs):,} fold jobs: {fits:.2f} CPU-h of fits + {len(jobs):,} x "
               f"{startup:.2f} CPU-s of start-up = **{sum(jobs) / 3600:.2f} CPU-h**; on {cores} "
