@@ -61,3 +61,23 @@ def whitening_errors(W, ref):
     w, w_ref = h / (1 - h), h_ref / (1 - h_ref)
     rows = np.linalg.norm(W - ref, axis=1) / np.linalg.norm(ref, axis=1)
     return rows.max(), max(np.max(np.abs(h - h_ref) / h_ref), np.max(np.abs(w - w_ref) / w_ref))
+
+
+def exact_whitening(Kt, Kgg, eta, g):
+    """Rows L^-1 K~_i' for the Upsilon = K~'K~ + diag(eta, g K_gammagamma) (ZDJ eq. 9) formed
+    and factorised in extended precision (np.longdouble) from K~ (n x (n_gamma + 1)) and
+    K_gammagamma as given: a reference free of the rounding of G = K~'K~ in double, which
+    bounds every double-precision whitening's accuracy when K_gammagamma is ill-conditioned."""
+    K = Kt.astype(np.longdouble)
+    upsilon = K.T @ K
+    upsilon[0, 0] += np.longdouble(eta)
+    upsilon[1:, 1:] += np.longdouble(g) * Kgg.astype(np.longdouble)
+    m = upsilon.shape[0]
+    L = np.zeros_like(upsilon)
+    for j in range(m):
+        L[j, j] = np.sqrt(upsilon[j, j] - L[j, :j] @ L[j, :j])
+        L[j + 1:, j] = (upsilon[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+    W = np.zeros_like(K)
+    for r in range(m):
+        W[:, r] = (K[:, r] - W[:, :r] @ L[r, :r]) / L[r, r]
+    return W

@@ -15,6 +15,10 @@ One sweep (ZDJ sec. 3.2), all in :func:`run_chain` (numba, no Python per sweep):
 (a) s by Holmes & Held's marginal Gibbs update (ZDJ Appendix A, ZDJ alg. 1) in whitened
     coordinates (:mod:`gpcbench.mcmc.holmes_held`), then beta~ ~ N(Upsilon^-1 K~'s,
     Upsilon^-1) (ZDJ eq. 9): with Upsilon = L L' and z = L^-1 K~'s, beta~ = L'^-T (z + eps).
+    The whitening is W = L^-1 K~' (a triangular solve, n (n_gamma + 1)^2 flops) or, while
+    gamma and theta stay as they are and where it pays, one from the active set's eigenbasis
+    (:mod:`gpcbench.mcmc.eigen_whitening`, O(n n_gamma) a sweep); both give the same
+    conditionals.
 (b) eta | u, g | beta_gamma by Gibbs (the two Gamma conditionals of ZDJ sec. 3.2); theta by
     a Gaussian random walk (variance ``theta_step``) accepted with p(s | gamma, eta, g, theta*)
     / p(s | gamma, eta, g, theta) (ZDJ eq. 8).
@@ -33,6 +37,8 @@ import numpy as np
 from gpcbench.jit import njit
 from gpcbench.mcmc.active_set import initial_state
 from gpcbench.mcmc.cholesky import backward_t, dot
+from gpcbench.mcmc.eigen_whitening import (accepted_moves, allocate_eigenbasis, eigen_step_a,
+                                           new_history, note_sweep, ready_basis)
 from gpcbench.mcmc.holmes_held import whitened_step_a
 from gpcbench.mcmc.moves import MOVES, update_hyperparameters_and_active_set
 from gpcbench.mcmc.sweep_progress import report_sweep
@@ -112,10 +118,17 @@ def run_chain(X, y, s, chain, settings, seed, record):
     Kt, L, C, Z = factors.design, factors.upsilon_factor, factors.projections, factors.whitened
     W, mu, row, x = np.zeros((n, k_max + 1)), np.zeros(1), np.zeros(1), np.zeros(1)
     w_row, beta = np.zeros(k_max + 1), np.zeros(k_max + 1)
+    basis, history = allocate_eigenbasis(n, k_max), new_history(k_max)
+    fixed = not (settings.steps.update_gamma or settings.steps.update_theta)
     for t in range(settings.n_sweeps):
         k = chain.n_active[0]
+        accepted = accepted_moves(record.move_counts)
         if settings.steps.update_s:  # step (a)
-            whitened_step_a(Kt, k + 1, L, W, S, y, C, Z, mu, row, x)
+            if ready_basis(basis, history, accepted, Kt, k, factors.kernel_factor, fixed):
+                eigen_step_a(basis, k + 1, chain.eta[0], chain.g[0], factors.kernel_factor, L, W,
+                             S, y, C, Z, mu, row, x)
+            else:
+                whitened_step_a(Kt, k + 1, L, W, S, y, C, Z, mu, row, x)
         for r in range(k + 1):  # beta~ ~ N(L'^-1 z, Upsilon^-1) (ZDJ eq. 9)
             w_row[r] = Z[0, r] + np.random.standard_normal()
         backward_t(L, k + 1, w_row, beta)
@@ -126,5 +139,6 @@ def run_chain(X, y, s, chain, settings, seed, record):
             record_draw(kept, record, chain, Kt, beta, C[0])
         update_hyperparameters_and_active_set(X, S, beta.reshape((1, k_max + 1)), chain,
                                               workspace, settings, record.move_counts)
+        note_sweep(history, k, accepted_moves(record.move_counts) != accepted)
         report_sweep(t, settings.n_sweeps, chain.n_active[0], record.move_counts)
     return s
