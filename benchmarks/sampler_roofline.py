@@ -59,6 +59,8 @@ from gpcbench.mcmc.bgkm import (EigenState, coefficients, eigenbasis, precision_
                                 run_bgkm)
 from gpcbench.mcmc.cholesky import backward_t, dot, multiply_lower
 from gpcbench.mcmc.gkm import new_record, run_chain
+from gpcbench.mcmc.eigen_whitening import (accepted_moves, allocate_eigenbasis, eigen_step_a,
+                                           new_history, note_sweep, ready_basis)
 from gpcbench.mcmc.holmes_held import WhitenedState, holmes_held, whiten
 from gpcbench.mcmc.lapack import gemm
 from gpcbench.mcmc.moves import (BIRTH, DEATH, PROPOSED, SWAP, draw_eta, draw_g, draw_precisions,
@@ -143,7 +145,9 @@ def references(shapes, A, B, C, out, buf):
 
 GKM_STEPS = ("a  W = L^-1 K~' (whiten)", "a  Holmes-Held loop (ZDJ alg. 1)",
              "a  C = L Z; beta~ (ZDJ eq. 9)", "b  eta, g; Upsilon = L L'",
-             "b  theta move (ZDJ eq. 8)", "c  gamma move (ZDJ sec. 3.2)")
+             "b  theta move (ZDJ eq. 8)", "c  gamma move (ZDJ sec. 3.2)",
+             "a  eigenbasis: build", "a  eigenbasis: W, Holmes-Held, C")
+THETA_ROW = 4
 
 
 def gkm_shapes(n, k, p, learn, kind):
@@ -151,22 +155,28 @@ def gkm_shapes(n, k, p, learn, kind):
     move is a birth (kind 0), death (1) or swap (2): a birth's kernel column (3 n p) and
     K~'k_j (2 n k1), or a death's two Cholesky downdates (about k1^2 each), each with its
     factor's forward solves (k1^2); the theta move (``learn``): the kernel block (3 n k p), the
-    Gram matrix K~'K~ (n k1^2), K~'s and two Cholesky factorisations."""
+    Gram matrix K~'K~ (n k1^2), K~'s and two Cholesky factorisations; the eigenbasis
+    (gpcbench.mcmc.eigen_whitening): its build (a solve, two products: 5 n k1^2, and an
+    eigendecomposition, about 9 k1^3) and its step (W and the Holmes-Held loop, 10 n k1)."""
     k1 = k + 1
     birth, death = 3.0 * n * p + 2.0 * n * k1 + 4.0 * n + 3.0 * k1 * k1, 3.0 * k1 * k1
     theta = 3.0 * n * k * p + n * k1 * k1 + 2.0 * n * k1 + (k ** 3 + k1 ** 3) / 3 if learn else 0
     flops = [n * k1 * k1, 6.0 * n * k1, 2.0 * k1 * k1, k1 ** 3 / 3 + 4.0 * k1 * k1, theta,
-             (birth, death, birth + death)[kind]]
+             (birth, death, birth + death)[kind], 5.0 * n * k1 * k1 + 9.0 * k1 ** 3,
+             10.0 * n * k1]
     shapes = [(n, k1, k1), (n, 1, k1), (k1, 1, k1), (k1, k1, k1),
-              (k1, k1, n) if learn else (0, 0, 0), (k1, 1, k1) if kind == 1 else (n, 1, k1)]
+              (k1, k1, n) if learn else (0, 0, 0), (k1, 1, k1) if kind == 1 else (n, 1, k1),
+              (n, k1, k1), (n, 1, k1)]
     return np.array(flops, dtype=float), np.array(shapes, dtype=np.int64)
 
 
 GkmTiming = namedtuple("GkmTiming", ("trace", "counts", "times", "ref_shapes", "ref_times",
-                                     "n_gamma", "kinds", "old_times"))
+                                     "n_gamma", "kinds", "old_times", "paths"))
 GkmTiming.__doc__ = """What :func:`gkm_sweeps` fills: the chain's trace and move counts, each
 step's time per sweep, the references' shapes and times, each sweep's starting n_gamma and
-gamma move kind, and the time of :func:`dtrsm_whiten` on the factor the sweep whitened with."""
+gamma move kind, the time of :func:`dtrsm_whiten` on the sweep's K~ and L, and each sweep's
+step (a) path (:data:`SOLVE`, :data:`EIGEN`, :data:`BUILD`: the eigenbasis built first)."""
+SOLVE, EIGEN, BUILD = 0, 1, 2
 
 
 @njit
@@ -189,20 +199,34 @@ def gkm_sweeps(X, y, s, chain, settings, seed, timing):
         np.zeros(big * (k_max + 1))  # no draws: the chain's random stream is untouched
     buf = np.zeros(2, dtype=np.int64)
     counts, trace, times = timing.counts, timing.trace, timing.times
+    basis, history = allocate_eigenbasis(n, k_max), new_history(k_max)
+    fixed = not (steps.update_gamma or steps.update_theta)
     for t in range(settings.n_sweeps):
         k = chain.n_active[0]
         timing.n_gamma[t] = k
         k1 = k + 1
-        t0 = cpu_now(buf)
-        whiten(Kt, k1, L, W)  # step (a), as whitened_step_a
-        t1 = cpu_now(buf)
+        accepted = accepted_moves(counts)
         L_old[:, :] = L  # step (a)'s K~ and L, for dtrsm_whiten after the sweep (untimed)
         Kt_old[:, :] = Kt
-        t1b = cpu_now(buf)
-        holmes_held(WhitenedState(W, Z, k1), S, y, mu, row, x)
-        t2 = cpu_now(buf)
-        for j in range(S.shape[0]):
-            multiply_lower(L, k1, Z[j], C[j])
+        t0 = cpu_now(buf)  # step (a), as run_chain
+        stamp = basis.stamp[0]
+        eigen = ready_basis(basis, history, accepted, Kt, k, factors.kernel_factor, fixed)
+        t1 = cpu_now(buf)
+        times[t, 6] = t1 - t0
+        timing.paths[t] = (BUILD if basis.stamp[0] != stamp else EIGEN) if eigen else SOLVE
+        if eigen:
+            eigen_step_a(basis, k1, chain.eta[0], chain.g[0], factors.kernel_factor, L, W, S, y,
+                         C, Z, mu, row, x)
+            t2 = cpu_now(buf)
+            times[t, 7] = t2 - t1
+        else:
+            whiten(Kt, k1, L, W)  # as whitened_step_a
+            t1b = cpu_now(buf)
+            holmes_held(WhitenedState(W, Z, k1), S, y, mu, row, x)
+            t2 = cpu_now(buf)
+            times[t, 0], times[t, 1] = t1b - t1, t2 - t1b
+            for j in range(S.shape[0]):
+                multiply_lower(L, k1, Z[j], C[j])
         for r in range(k1):
             w_row[r] = Z[0, r] + np.random.standard_normal()
         backward_t(L, k1, w_row, beta)
@@ -227,8 +251,8 @@ def gkm_sweeps(X, y, s, chain, settings, seed, timing):
         kinds = timing.kinds
         kinds[t] = (BIRTH if counts[BIRTH, PROPOSED] > proposed[0]
                     else (DEATH if counts[DEATH, PROPOSED] > proposed[1] else SWAP))
-        times[t, 0], times[t, 1], times[t, 2] = t1 - t0, t2 - t1b, t3 - t2
-        times[t, 3], times[t, 4], times[t, 5] = t4 - t3, t5 - t4, t6 - t5
+        times[t, 2], times[t, 3], times[t, 4], times[t, 5] = t3 - t2, t4 - t3, t5 - t4, t6 - t5
+        note_sweep(history, k, accepted_moves(counts) != accepted)
         references(timing.ref_shapes[k, kinds[t]], A, B, Cr, timing.ref_times[t], buf)
         t7 = cpu_now(buf)
         dtrsm_whiten(Kt_old, k1, L_old, W_old)
@@ -266,22 +290,29 @@ def run_gkm(n, k_max, n_sweeps, learn=False, p=60, seed=0):
     timing = GkmTiming(np.zeros((n_sweeps, 4)), record.move_counts,
                        np.zeros((n_sweeps, len(GKM_STEPS))), ref_shapes,
                        np.zeros((n_sweeps, len(GKM_STEPS))), np.zeros(n_sweeps, dtype=np.int64),
-                       np.zeros(n_sweeps, dtype=np.int64), np.zeros(n_sweeps))
+                       np.zeros(n_sweeps, dtype=np.int64), np.zeros(n_sweeps),
+                       np.zeros(n_sweeps, dtype=np.int64))
     gkm_sweeps(X, y, s, chain, settings, seed, timing)
     times, ref_times, ks, kinds, old_times = (timing.times, timing.ref_times, timing.n_gamma,
                                               timing.kinds, timing.old_times)
     if not np.array_equal(timing.trace, args[6].trace):
         raise AssertionError("the timed sweeps drew other values than run_chain")
-    steps = [name if learn or i != 4 else None for i, name in enumerate(GKM_STEPS)]
+    steps = [name if learn or i != THETA_ROW else None for i, name in enumerate(GKM_STEPS)]
     flops, ref_shapes = flops[ks, kinds], ref_shapes[ks, kinds]
-    old_ratio = np.median(flops[:, 0] / old_times / (2.0 * ref_shapes[:, 0].prod(axis=1)
-                                                     / ref_times[:, 0]))
-    note = (f"  one dtrsm on the same K~ and L (step (a)'s whitening before block forward "
-            f"substitution): ratio {old_ratio:.2f}; whiten / dtrsm time "
-            f"{np.median(times[:, 0] / old_times):.2f} (median over the sweeps)")
+    paths = timing.paths
+    ran = np.ones(times.shape, dtype=bool)
+    ran[:, 0] = ran[:, 1] = paths == SOLVE
+    ran[:, 6], ran[:, 7] = paths == BUILD, paths != SOLVE
+    solve = paths == SOLVE
+    old_ratio = np.median(flops[solve, 0] / old_times[solve]
+                          / (2.0 * ref_shapes[solve, 0].prod(axis=1) / ref_times[solve, 0]))
+    note = (f"  step (a) from the eigenbasis on {np.mean(~solve):.3f} of the sweeps (built on "
+            f"{np.mean(paths == BUILD):.3f}); on the sweeps that solve, one dtrsm on the same K~ "
+            f"and L (the whitening before block forward substitution): ratio {old_ratio:.2f}, "
+            f"whiten / dtrsm time {np.median(times[solve, 0] / old_times[solve]):.2f}")
     return (times, flops, ref_times, ref_shapes, chain_rate,
             f"n = {n}, k_max = {k_max}{' +KL (ARD)' if learn else ''}, p = {p}, "
-            f"mean n_gamma {ks.mean():.1f}", steps, note)
+            f"mean n_gamma {ks.mean():.1f}", steps, note, ran)
 
 
 # --- BGKM ------------------------------------------------------------------------------------
@@ -342,7 +373,7 @@ def run_bgkm_steps(n, n_sweeps, p=60, seed=0):
     shapes = np.array([(n, 2, n), (n, 2, n), (n, 2, n), (0, 0, 0)], dtype=np.int64)
     timing = GkmTiming(np.zeros((n_sweeps, 4)), record.move_counts, np.zeros((n_sweeps, 4)),
                        shapes, np.zeros((n_sweeps, 4)), np.zeros(0, dtype=np.int64),
-                       np.zeros(0, dtype=np.int64), np.zeros(0))
+                       np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
     bgkm_sweeps(X, y, s.copy(), chain_state(np.arange(n), n, theta), settings, seed, timing)
     times, ref_times = timing.times, timing.ref_times
     if not np.array_equal(timing.trace, record.trace):
@@ -421,16 +452,18 @@ def run_bsvm(n, n_sweeps, p=60, seed=0):
 
 # --- the table -------------------------------------------------------------------------------
 
-def report(times, flops, ref_times, shapes, chain_rate, title, steps, note=None):
+def report(times, flops, ref_times, shapes, chain_rate, title, steps, note=None, ran=None):
     """Print one sampler's table (``steps``: names, None for a step not run; a reference
-    shape printed is the median over the sweeps); return {step: (share, ratio)} and the
-    sweep's ms."""
+    shape printed is the median over the sweeps; ``ran``: per sweep and step, whether the step
+    ran, default every one, rates and ratios over those sweeps); return {step: (share, ratio)}
+    and the sweep's ms."""
     sweep = times.sum(axis=1)
     ref_flops = 2.0 * shapes.prod(axis=2)
+    ran = np.ones(times.shape, dtype=bool) if ran is None else ran
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = flops / times
-        ref_rate = ref_flops / ref_times
-        ratio = np.median(rate / ref_rate, axis=0)
+        rate, ref_rate = flops / times, ref_flops / ref_times
+    ratio = [np.median(rate[ran[:, i], i] / ref_rate[ran[:, i], i]) if ran[:, i].any()
+             else np.nan for i in range(len(steps))]
     ms = 1e3 * sweep.mean()
     print(f"\n{title}: {ms:.3f} ms a sweep, {1e3 / ms:.0f} sweeps/s timed, "
           f"{chain_rate:.0f} sweeps/s the library's chain (CPU time)")
@@ -444,11 +477,15 @@ def report(times, flops, ref_times, shapes, chain_rate, title, steps, note=None)
         has_ref = shapes[0, i, 0] > 0
         shape = tuple(int(v) for v in np.median(shapes[:, i], axis=0)) if has_ref else None
         blas = "" if not has_ref else "dgemm " if shape[1] > 2 else f"{shape[1]} dgemv "
-        cells = (f"{np.median(rate[:, i]) / 1e9:>8.2f} {blas + str(shape):>26} "
-                 f"{np.median(ref_rate[:, i]) / 1e9:>8.2f} {ratio[i]:>6.2f}" if has_ref
+        runs = ran[:, i]
+        if not runs.any():
+            print(f"  {name:<38} {share:>6.3f} {'(no sweep)':>8}")
+            continue
+        cells = (f"{np.median(rate[runs, i]) / 1e9:>8.2f} {blas + str(shape):>26} "
+                 f"{np.median(ref_rate[runs, i]) / 1e9:>8.2f} {ratio[i]:>6.2f}" if has_ref
                  else f"{'':>8} {'-':>26} {'':>8} {'-':>6}")
         print(f"  {name:<38} {share:>6.3f} {1e3 * times[:, i].mean():>8.3f} "
-              f"{flops[:, i].mean() / 1e6:>8.2f} {cells}")
+              f"{flops[runs, i].mean() / 1e6:>8.2f} {cells}")
         result[name] = (share, ratio[i] if has_ref else float("nan"))
     if note:
         print(note)
@@ -485,8 +522,10 @@ def main():
         report(*run_bsvm(n, sweeps_for(args.seconds, (n + 1) ** 3 / 3 / 1e10 + 3e-4)))
     steps, ms = results[2000, 200]
     share, ratio = steps[GKM_STEPS[0]]
+    eigen = steps[GKM_STEPS[6]][0] + steps[GKM_STEPS[7]][0]
     print(f"\nFBGKM at (n, k_max) = (2000, 200): step (a)'s W = L^-1 K~' at {ratio:.2f} of dgemm's "
-          f"rate on its shape, {share:.2f} of a sweep; {1e3 / ms:.0f} sweeps a CPU-second")
+          f"rate on its shape on the sweeps that solve, {share:.2f} of the sweeps' time; step (a) "
+          f"from the eigenbasis {eigen:.2f}; {1e3 / ms:.0f} sweeps a CPU-second")
 
 
 if __name__ == "__main__":
