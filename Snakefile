@@ -37,7 +37,7 @@ if workflow.is_main_process:
     # not make them '+dirty'); cluster jobs inherit it through the job's environment.
     os.environ[RUN_COMMIT_VARIABLE] = working_tree_commit(REPO)
     clear_stale_locks(".snakemake")
-    remove_damaged_datasets("data/processed")
+    remove_damaged_datasets("data/processed", workflow.output_settings.dryrun)
 
 
 report: "workflow/report/workflow.rst"

@@ -99,6 +99,10 @@ def test_damaged_files_are_removed_for_rebuilding_and_intact_ones_kept(processed
     shutil.copy(processed, intact / "toy.npz")
     shutil.copy(processed.with_suffix(".json"), intact / "toy.json")
     processed.write_bytes(processed.read_bytes()[:300])
+    # snakemake -n: named, left in place
+    assert remove_damaged_datasets(tmp_path, dry_run=True) == [processed]
+    assert processed.exists() and processed.with_suffix(".json").exists()
+    assert "left in place by this dry run" in capsys.readouterr().err
     assert remove_damaged_datasets(tmp_path) == [processed]
     assert not processed.exists() and not processed.with_suffix(".json").exists()
     assert capsys.readouterr().err.splitlines() == [

@@ -26,6 +26,11 @@ def test_only_readings_of_other_code_or_seed_or_unreadable_are_removed_with_thei
     table.write_text("quotes the stale reading")
     other_table.write_text("quotes the current one")
     quoting = {other_code: [str(table), str(tmp_path / "table.tex")], current: [str(other_table)]}
+    # snakemake -n names what a run would remove and removes nothing
+    planned = remove_stale_readings(tmp_path, readings, quoting, dry_run=True)
+    assert sorted(planned) == sorted([stale, table, tmp_path / f"{broken}.json"])
+    assert stale.is_file() and table.is_file()
+    assert capsys.readouterr().err.count("left in place by this dry run") == 2
     removed = remove_stale_readings(tmp_path, readings, quoting)
     assert sorted(removed) == sorted([stale, table, tmp_path / f"{broken}.json"])
     assert other_table.is_file()

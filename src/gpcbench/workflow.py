@@ -57,11 +57,14 @@ def data_code_hash(dataset: str) -> str:
                          *(repr(RAW_SETS[raw]) for raw in raw_sets_for(dataset)))
 
 
-def remove_damaged_datasets(directory: str | Path) -> list[Path]:
+_DRY_RUN = "left in place by this dry run (a run removes and remakes it)"
+
+
+def remove_damaged_datasets(directory: str | Path, dry_run: bool = False) -> list[Path]:
     """Remove every processed data set in ``directory`` whose ``.npz`` does not match the
     SHA-256 its ``.json`` records (cut short, overwritten) or whose ``.json`` is unreadable,
     saying so in one line each on stderr, so that this run rebuilds it. Returns the ``.npz``
-    paths removed."""
+    paths removed; a ``dry_run`` (``snakemake -n``) names them and removes nothing."""
     removed = []
     for meta in sorted(Path(directory).glob("*.json")):
         npz = meta.with_suffix(".npz")
@@ -71,22 +74,25 @@ def remove_damaged_datasets(directory: str | Path) -> list[Path]:
             recorded = "unreadable"
         if recorded is None or not npz.is_file() or sha256_file(npz) == recorded:
             continue  # made before files were hashed, or missing: Snakemake rebuilds it anyway
-        print(f"gpcbench: {npz} does not match the SHA-256 recorded in {meta}; rebuilding it",
-              file=sys.stderr)
-        npz.unlink()
-        meta.unlink()
+        print(f"gpcbench: {npz} does not match the SHA-256 recorded in {meta}; "
+              f"{_DRY_RUN if dry_run else 'rebuilding it'}", file=sys.stderr)
+        if not dry_run:
+            npz.unlink()
+            meta.unlink()
         removed.append(npz)
     return removed
 
 
-def remove_stale_readings(directory: str | Path, readings: dict, quoting: dict) -> list[Path]:
+def remove_stale_readings(directory: str | Path, readings: dict, quoting: dict,
+                          dry_run: bool = False) -> list[Path]:
     """Remove every reading output ``directory/<name>.json`` of the config's ``readings``
     (name -> {seed}) made by other code than the reading's now or with another seed, or
     unreadable, with the outputs built from it (``quoting``: name -> paths, the tables whose
     notes quote it), saying so in one line each on stderr, so that this run measures it again
     and rebuilds them. A fresh clone has no Snakemake record of the params a reading was made
     with, and Snakemake does not remake a removed input whose dependents are up to date
-    (snakemake/snakemake#2966), hence both. Returns the paths removed."""
+    (snakemake/snakemake#2966), hence both. Returns the paths removed; a ``dry_run``
+    (``snakemake -n``) names them and removes nothing."""
     from gpcbench.experiments.readings import reading_code_hash
 
     removed = []
@@ -101,10 +107,10 @@ def remove_stale_readings(directory: str | Path, readings: dict, quoting: dict) 
         except (ValueError, KeyError, TypeError):
             current = False
         if not current:
-            print(f"gpcbench: {path} was made by other code or another seed; measuring it again",
-                  file=sys.stderr)
+            print(f"gpcbench: {path} was made by other code or another seed; "
+                  f"{_DRY_RUN if dry_run else 'measuring it again'}", file=sys.stderr)
             built = [Path(p) for p in quoting.get(name, ()) if Path(p).is_file()]
-            for stale in [path, *built]:
+            for stale in [path, *built] if not dry_run else []:
                 stale.unlink()
             removed += [path, *built]
     return removed

@@ -124,7 +124,7 @@ if workflow.is_main_process:
     remove_stale_readings("reports/readings", READINGS_RUN, {
         name: [f"reports/tables/{table}.{ext}" for table in TABLES for ext in ("md", "csv", "tex")
                if f"reports/readings/{name}.json" in table_readings(SimpleNamespace(table=table))]
-        for name in READINGS_RUN})
+        for name in READINGS_RUN}, workflow.output_settings.dryrun)
 
 
 rule table:
