@@ -13,7 +13,8 @@ from whitening_reference import PRIORS, exact_whitening
 
 from gpcbench.mcmc.active_set import chain_state, initial_state
 from gpcbench.mcmc.eigen_whitening import (allocate_eigenbasis, build_eigenbasis,
-                                           eigen_step_a, worth_building)
+                                           eigen_step_a, new_history, note_sweep, ready_basis,
+                                           worth_building)
 from gpcbench.mcmc.holmes_held import whiten, whitened_step_a
 
 EPS = np.finfo(float).eps
@@ -131,3 +132,27 @@ def test_a_basis_is_built_only_where_it_pays():
     # an active set that has not changed for 100 sweeps, even with n_gamma = n
     assert worth_building(0, 100, 300, 301)
     assert not worth_building(0, 1, 300, 301)
+
+
+def test_the_basis_is_rebuilt_only_after_an_accepted_move(states):
+    X, y, S, workspace, eta, g, k = states[0]
+    f = workspace.factors
+    n, k_max = f.design.shape[0], f.design.shape[1] - 1
+    basis, history = allocate_eigenbasis(n, k_max), new_history(k_max)
+    # no history at this n_gamma: a basis does not pay yet, unless gamma and theta are fixed
+    assert not ready_basis(basis, history, 0, f.design, k, f.kernel_factor, False)
+    assert basis.stamp[0] == -1
+    for _ in range(200):  # 200 sweeps at this n_gamma, 2 of them with an accepted move
+        note_sweep(history, k, False)
+    note_sweep(history, k, True)
+    note_sweep(history, k, True)
+    assert ready_basis(basis, history, 2, f.design, k, f.kernel_factor, False)
+    assert basis.stamp[0] == 2
+    basis.values[:] = np.nan  # a rebuild would overwrite it: none while no move is accepted
+    assert ready_basis(basis, history, 2, f.design, k, f.kernel_factor, False)
+    assert np.isnan(basis.values).all()
+    assert ready_basis(basis, history, 3, f.design, k, f.kernel_factor, False)
+    assert basis.stamp[0] == 3 and np.isfinite(basis.values[:k + 1]).all()
+    # a fixed active set and widths: always from the basis
+    fresh = allocate_eigenbasis(n, k_max)
+    assert ready_basis(fresh, new_history(k_max), 0, f.design, k, f.kernel_factor, True)
