@@ -6,7 +6,6 @@ from sklearn.svm import SVC
 
 from gpcbench.baselines import svm
 from gpcbench.baselines.svm import DAGSVC, TwoLevelGridSVM, dag_decision, fine_grid
-from gpcbench.baselines.svm_subset_search import SubsetSearchSVM
 
 
 def test_coarse_and_fine_grids_are_the_papers():
@@ -124,44 +123,3 @@ def test_svm_ep_fails_without_the_upstream_gpc_result():
                      upstream={"gpc-ep-s-soft/fold0": {"status": "failed"}})
     with pytest.raises(RuntimeError, match="GPC-EP\\(s,soft\\)"):
         method_spec("svm-ep-s-soft").factory(ctx)
-
-
-def _two_classes(n=80, seed=2):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % 2
-    return rng.normal(size=(n, 2)) + 1.2 * y[:, None], y
-
-
-def test_subset_search_with_every_row_is_the_full_search():
-    X, y = _two_classes(50)
-    subset = SubsetSearchSVM(search_rows=50, random_state=3).fit(X, y)
-    full = TwoLevelGridSVM(search="C,l", random_state=3).fit(X, y)
-    assert subset.hyperparameters_ == full.hyperparameters_
-    assert subset.search_rows_.tolist() == list(range(50))
-    X_test, _ = _two_classes(200, seed=4)
-    assert np.array_equal(subset.predict(X_test), full.predict(X_test))
-
-
-def test_subset_search_sees_a_seeded_subset_and_the_final_svc_every_row(monkeypatch):
-    X, y = _two_classes(80)
-    searched = []
-    original_fit = TwoLevelGridSVM.fit
-
-    def recording_fit(self, X_fit, y_fit):
-        searched.append(X_fit.copy())
-        return original_fit(self, X_fit, y_fit)
-
-    monkeypatch.setattr(TwoLevelGridSVM, "fit", recording_fit)
-    model = SubsetSearchSVM(search_rows=30, random_state=5).fit(X, y)
-    rows = model.search_rows_
-    assert len(searched) == 1 and np.array_equal(searched[0], X[rows])
-    assert len(np.unique(rows)) == 30 and rows.max() < 80
-    again = SubsetSearchSVM(search_rows=30, random_state=5).fit(X, y).search_rows_
-    other = SubsetSearchSVM(search_rows=30, random_state=6).fit(X, y).search_rows_
-    assert np.array_equal(rows, again) and not np.array_equal(rows, other)
-    # the search's choice, refitted by scikit-learn alone on all 80 rows
-    C, l = 10 ** model.hyperparameters_["log10_C"], 10 ** model.hyperparameters_["log10_l"]
-    reference = SVC(C=C, kernel="rbf", gamma=l / 2).fit(X, y)
-    X_test, _ = _two_classes(300, seed=7)
-    assert np.array_equal(model.predict(X_test), reference.predict(X_test))
-    assert model.model_.svc_.support_.size == reference.support_.size

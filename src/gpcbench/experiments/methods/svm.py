@@ -1,13 +1,9 @@
 """SVM rows of Kim & Ghahramani (2006), K&G Tables 4, 5 and 7, and scikit-learn's Laplace GPC.
 
-SVM-CV(soft, subset search): the same SVM with its (C, l) search on a random subset of the
-training rows, for ZDJ's Adult2 (n = 20,000), where the full search would take hours a
-partition (:mod:`gpcbench.baselines.svm_subset_search`).
-
 Factories import their estimators lazily, so a fold job loads only its own method's code.
 """
 
-from gpcbench.experiments.options import POSITIVE_INT, SVM
+from gpcbench.experiments.options import SVM
 from gpcbench.experiments.registry import MethodSpec, register
 
 
@@ -21,12 +17,6 @@ def svm_cv(search):
     return factory
 
 
-def svm_cv_soft_subset_search(ctx):
-    from gpcbench.baselines.svm_subset_search import SubsetSearchSVM
-
-    return SubsetSearchSVM(random_state=ctx.seed, n_jobs=ctx.n_jobs, **ctx.options)
-
-
 def sklearn_gpc(ctx):
     # Laplace GPC, ARD RBF times a constant, one-vs-rest for multiclass (scikit-learn).
     from gpcbench.baselines.sklearn_gpc import make_sklearn_gpc
@@ -36,9 +26,6 @@ def sklearn_gpc(ctx):
 
 register(MethodSpec(name="svm-cv-soft", label="SVM-CV(soft)", factory=svm_cv("C,l"),
                     probabilistic=False, options=SVM))
-register(MethodSpec(name="svm-cv-soft-subset", label="SVM-CV(soft, subset search)",
-                    factory=svm_cv_soft_subset_search, probabilistic=False,
-                    options={**SVM, "search_rows": POSITIVE_INT}))
 register(MethodSpec(name="svm-cv-hard", label="SVM-CV(hard)", factory=svm_cv("l"),
                     probabilistic=False, options=SVM))
 register(MethodSpec(name="sklearn-gpc", label="sklearn-GPC", factory=sklearn_gpc,

@@ -1,5 +1,5 @@
 """Zhang, Dai & Jordan (2011)'s comparison methods: SGP+FIC+EP (ZDJ Tables 10-11), SGP+FIC+MCMC
-(ZDJ Tables 10-12), SGP+FIC+KL (ZDJ Tables 8-9) and IVM (ZDJ Table 13). SGP+FIC: sparse GP
+(ZDJ Tables 10-12), SGP+FIC+KL (ZDJ Tables 8-9), IVM (ZDJ Table 13) and Table 10's SVM. SGP+FIC: sparse GP
 classification with the FIC approximation (Snelson & Ghahramani 2006), probit likelihood and EP
 (:mod:`gpcbench.estimators.sparse_gp`).
 
@@ -18,7 +18,8 @@ plus a bias variance of 1 (the factory's default; without it the latent falls to
 import vectors, Table 13's notes). Informative VM (Lawrence et al.): the informative vector
 machine of Lawrence, Seeger & Herbrich (2003), greedy ADF selection of k_max = 200 active points
 (capped at n) with the same fixed kernel plus a bias variance of 1
-(:mod:`gpcbench.estimators.ivm`), a different method, kept under its own name.
+(:mod:`gpcbench.estimators.ivm`), a different method, kept under its own name. SVM (Table 10):
+ZDJ's own, so sec. 5.1's kernel at the mean distance, C = 1 (:mod:`gpcbench.baselines.svm_mean_width`).
 
 Resources (one core, synthetic data of the paper's sizes, benchmarks/bench_fic.py for a sweep):
 SGP+FIC+EP about 0.3 s per fit at n = 4,000, m = 200 (EP converges in ~6-10 sweeps of ~10-30 ms;
@@ -81,6 +82,12 @@ def import_vm(ctx):
     return ImportVectorMachine(random_state=ctx.seed, **{**IMPORT_VM, **ctx.options})
 
 
+def mean_width_svm(ctx):
+    from gpcbench.baselines.svm_mean_width import MeanWidthSVM
+
+    return MeanWidthSVM(**ctx.options)
+
+
 for _method, (_label, _) in VARIANTS.items():
     register(MethodSpec(name=_method, label=_label, factory=sgp_fic(_method), options=FIC))
 register(MethodSpec(name="sgp-fic-mcmc", label="SGP+FIC+MCMC", factory=sgp_fic_mcmc, options={
@@ -96,3 +103,5 @@ register(MethodSpec(name="informative-vm", label="Informative VM (Lawrence et al
                     factory=informative_vm, options={
                         "k_max": POSITIVE_INT, "bias_variance": NONNEGATIVE,
                         "kernel_width": FIXED_WIDTH}))
+register(MethodSpec(name="svm-mean-width", label="SVM(C = 1, θ = mean distance)",
+                    factory=mean_width_svm, probabilistic=False, options={"C": POSITIVE}))
