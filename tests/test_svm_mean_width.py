@@ -44,9 +44,9 @@ def test_equals_literal_zdj_svm(C):
 def test_width_matters():
     """The literal reference tells widths apart: at half the mean distance it decides otherwise."""
     X, y, X_test = _problem(seed=3)
-    theta = MeanWidthSVM().fit(X, y).theta_
-    other = SVC(kernel="precomputed").fit(_literal_gram(X, X, theta / 2), y)
     ours = MeanWidthSVM().fit(X, y)
+    theta = ours.theta_
+    other = SVC(kernel="precomputed").fit(_literal_gram(X, X, theta / 2), y)
     assert not np.allclose(ours.model_.decision_function(X_test),
                            other.decision_function(_literal_gram(X_test, X, theta / 2)))
 
