@@ -87,6 +87,48 @@ def test_the_relevance_draws_fit_the_configs_methods_and_score_bayes_rule(monkey
         assert values[method]["mean"] == pytest.approx(np.mean(values[method]["errors"]))
 
 
+def test_the_splice_sizes_reading_fits_the_configs_methods_on_disjoint_partitions(
+        tmp_path, monkeypatch):
+    """Two partitions of a toy data set at the reading's sizes: each partition's error is that
+    of an SVM fitted by scikit-learn itself (sec. 5.1's kernel at the mean distance between the
+    standardised training rows, C = 1) on the same rows; the reading's options are the
+    config's."""
+    from scipy.spatial.distance import pdist
+    from sklearn.svm import SVC
+
+    from gpcbench.config import read_config_file
+    from gpcbench.data.dataset import Dataset, save_dataset
+    from gpcbench.data.splits import make_splits
+    from gpcbench.experiments.readings import zhang2011_splice_sizes as sizes
+
+    config = read_config_file(Path(__file__).resolve().parents[1] / "config" / "config.yaml")
+    assert sizes.METHODS == {m: config["methods"].get(m, {}) for m in sizes.METHODS}
+    rng = np.random.default_rng(1)
+    y = np.arange(200) % 2
+    X = rng.integers(1, 5, size=(200, 6)).astype(float) + y[:, None]
+    dataset = Dataset(X=X, y=y, feature_names=list("abcdef"), feature_types=["discrete"] * 6,
+                      class_names=["EI/IE", "N"])
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    save_dataset(dataset, tmp_path / sizes.INPUTS[0], tmp_path / "data/processed/splice.json")
+    monkeypatch.setattr(sizes, "PARTITIONS", 2)
+    monkeypatch.setattr(sizes, "N_TRAIN", 60)
+    monkeypatch.setattr(sizes, "N_TEST", 100)
+    monkeypatch.setattr(sizes, "METHODS", {"svm-mean-width": {}})
+    values = sizes.measure(tmp_path, seed=4)
+    splits = make_splits({"type": "random", "partitions": 2, "n_train": 60, "n_test": 100},
+                         dataset, 4)
+    direct = []
+    for split in splits:
+        train, test = np.array(split["train"]), np.array(split["test"])
+        assert len(train) == 60 and len(test) == 100 and not set(train) & set(test)
+        mean, scale = X[train].mean(axis=0), X[train].std(axis=0)
+        X_train, X_test = (X[train] - mean) / scale, (X[test] - mean) / scale
+        svm = SVC(C=1.0, gamma=1.0 / pdist(X_train).mean() ** 2).fit(X_train, y[train])
+        direct.append(100 * np.mean(svm.predict(X_test) != y[test]))
+    assert min(direct) > 5 and values["svm-mean-width"]["errors"] == pytest.approx(direct)
+    assert values["partitions"] == 2 and values["n_train"] == 60
+
+
 def test_a_note_quotes_its_tables_own_cells():
     import pandas as pd
 
