@@ -1,6 +1,7 @@
-"""SGP+FIC+MCMC: the Gibbs sampler's predictive probabilities on a tiny problem against brute
-force (importance sampling of the joint FIC prior of training and test latents, weighted by
-the probit likelihood), and the estimator's diagnostics."""
+"""SGP+FIC+MCMC: the Gibbs sampler's draw of f | z against the dense Gaussian it stands for,
+its predictive probabilities on a tiny problem against brute force (importance sampling of the
+joint FIC prior of training and test latents, weighted by the probit likelihood), and the
+estimator's diagnostics."""
 
 from __future__ import annotations
 
@@ -8,7 +9,29 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from gpcbench.estimators.sparse_gp_mcmc import FICMCMCClassifier
-from gpcbench.kernels.fic import FICPrior
+from gpcbench.kernels.fic import FICPrior, FICSiteFactorization
+from gpcbench.mcmc.fic_gibbs import conditional_latent
+
+
+def test_conditional_latent_is_the_dense_gaussian_it_stands_for():
+    """f | z ~ N(A z, A), A = (Sigma^-1 + I)^-1 with Sigma = U U^T + diag(d0) formed densely:
+    the draw's mean (zero noise) is A z, the linear map from the noise has covariance A, and
+    beta = U^T alpha(z) with alpha(z) = (Sigma + I)^-1 z."""
+    rng = np.random.default_rng(5)
+    X, Z = rng.normal(size=(9, 2)), rng.normal(size=(3, 2))
+    prior = FICPrior.from_inputs(X, Z, 0.8)
+    factor = FICSiteFactorization.from_sites(prior, np.ones(9))
+    sigma = prior.U @ prior.U.T + np.diag(prior.d0)
+    covariance = np.linalg.inv(np.linalg.inv(sigma) + np.eye(9))
+    z = rng.normal(size=9)
+    mean, beta = conditional_latent(factor, z, np.zeros(9), np.zeros(3))
+    np.testing.assert_allclose(mean, covariance @ z, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(beta, prior.U.T @ np.linalg.solve(sigma + np.eye(9), z),
+                               rtol=1e-10, atol=1e-12)
+    units = np.eye(12)
+    noise_map = np.column_stack([conditional_latent(factor, np.zeros(9), e[:9], e[9:])[0]
+                                 for e in units])
+    np.testing.assert_allclose(noise_map @ noise_map.T, covariance, rtol=1e-10, atol=1e-12)
 
 
 def test_predictive_matches_brute_force_on_a_tiny_problem():

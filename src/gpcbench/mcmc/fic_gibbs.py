@@ -8,14 +8,18 @@ that Phi(y_i f_i) is the marginal of the auxiliary. A sweep draws
 
 for the FIC prior Sigma = U U^T + diag(d0) (:mod:`gpcbench.kernels.fic`). The second
 draw is the Gaussian-site posterior of :class:`~gpcbench.kernels.fic.FICSiteFactorization`
-with unit site precisions and natural means z: its factorisation does not change between
-sweeps, so with H = L_M^-1 G^T (m x n, formed once) a draw is
+with unit site precisions and natural means z: e = 1 + d0, M = I + U^T diag(1/e) U = L_M L_M^T,
+and neither changes between sweeps. With c = z / e and w = M^-1 U^T c, alpha(z) =
+c - (U w) / e, so U^T alpha = U^T c - (M - I) w = w, A z = Sigma alpha = d0 c + (U w) / e,
+and the square root G L_M^-T of A's low-rank part (G = diag(1/e) U) gives
 
-    f = A z + sqrt(d0 / e) * eps_1 + H^T eps_2,    eps_1 ~ N(0, I_n), eps_2 ~ N(0, I_m),
+    f = d0 c + U (w + L_M^-T eps_2) / e + sqrt(d0 / e) eps_1,
+        eps_1 ~ N(0, I_n), eps_2 ~ N(0, I_m):
 
-O(n m) per sweep. Predictions are Rao-Blackwellised: given z the latent at x* is Gaussian
-(mean u*^T U^T alpha(z), the variance the same for every z), so each kept sweep stores
-beta = U^T alpha(z) (m numbers) and p(y* = +1) averages Phi(u*^T beta / sqrt(1 + var)).
+two passes over U a sweep (U^T c, then U v), O(n m); the m x m algebra is negligible.
+Predictions are Rao-Blackwellised: given z the latent at x* is Gaussian (mean u*^T U^T
+alpha(z), the variance the same for every z), so each kept sweep stores beta = U^T alpha(z)
+= w (m numbers) and p(y* = +1) averages Phi(u*^T beta / sqrt(1 + var)).
 """
 
 from __future__ import annotations
@@ -43,6 +47,17 @@ def draw_auxiliaries(f, positive, out):
         out[i] = truncated_normal(f[i], 1.0, positive[i])
 
 
+def conditional_latent(factor: FICSiteFactorization, z, eps_n, eps_m):
+    """One draw of f | z ~ N(A z, A) from the standard normals ``eps_n`` (n) and ``eps_m`` (m),
+    in two passes over U (module docstring), and beta = U^T alpha(z) = w."""
+    U, d0, scale = factor.prior.U, factor.prior.d0, factor.scale
+    c = z / scale
+    w = factor.m_solve(U.T @ c)
+    spread = solve_triangular(factor.chol, eps_m, lower=True, trans="T", check_finite=False)
+    f = d0 * c + U @ (w + spread) / scale + np.sqrt(d0 / scale) * eps_n
+    return f, w
+
+
 def run_fic_gibbs(prior: FICPrior, y, n_sweeps: int, burn_in: int, thin: int, seed: int):
     """One chain of ``n_sweeps`` sweeps from f = 0.
 
@@ -56,26 +71,22 @@ def run_fic_gibbs(prior: FICPrior, y, n_sweeps: int, burn_in: int, thin: int, se
         The unit-precision factorisation (for predictive variances).
     """
     y = np.asarray(y, dtype=float)
-    n = y.size
+    n, m = prior.U.shape
     factor = FICSiteFactorization.from_sites(prior, np.ones(n))
-    scaled = (prior.U / factor.scale[:, None]).T
-    half = solve_triangular(factor.chol, scaled, lower=True, check_finite=False)
-    diag_sd = np.sqrt(prior.d0 / factor.scale)
     positive = y > 0
     seed_sampler(int(seed))
     noise = np.random.default_rng(int(seed))
     f, z = np.zeros(n), np.empty(n)
     kept = kept_sweeps(n_sweeps, burn_in, thin)
-    betas = np.empty((len(kept), prior.U.shape[1]))
+    betas = np.empty((len(kept), m))
     trace = np.empty(n_sweeps)
     row = 0
     for sweep in range(n_sweeps):
         draw_auxiliaries(f, positive, z)
-        alpha = factor.weights(z)
-        f = (factor.mean(alpha) + diag_sd * noise.standard_normal(n)
-             + half.T @ noise.standard_normal(half.shape[0]))
+        eps_n = noise.standard_normal(n)
+        f, beta = conditional_latent(factor, z, eps_n, noise.standard_normal(m))
         trace[sweep] = np.sum(log_ndtr_array(y * f))
         if row < len(kept) and sweep == kept[row]:
-            betas[row] = prior.U.T @ alpha
+            betas[row] = beta
             row += 1
     return betas, trace, factor
