@@ -299,6 +299,36 @@ def test_classifies_a_nonlinear_problem_and_reports_diagnostics(cls):
         clf.n_active_trace_[0, 19::20].tolist()
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+def test_sgpc_on_fbgkms_chains_predicts_as_sgpc_on_its_own(classes):
+    """SGPC fitted from FBGKM's chains equals SGPC that sampled them itself (same parameters
+    and seed: one sampler, ZDJ sec. 4.2), prediction for prediction; and the other way round."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(90, 3))
+    y = np.digitize(X[:, 0] + X[:, 1] ** 2, [0.5, 1.5][:classes - 1])
+    options = dict(n_sweeps=60, burn_in=30, thin=3, k_max=15, n_chains=2, random_state=5)
+    for source, target in ((FBGKMClassifier, SGPCClassifier), (SGPCClassifier, FBGKMClassifier)):
+        fitted = source(**options).fit(X[:60], y[:60])
+        shared = target(**options).fit_from_chains(fitted)
+        own = target(**options).fit(X[:60], y[:60])
+        np.testing.assert_array_equal(shared.predict_proba(X[60:]), own.predict_proba(X[60:]))
+        assert repr(shared.diagnostics_) == repr(own.diagnostics_)  # NaN-aware equality
+        assert repr(shared.acceptance_rates_) == repr(own.acceptance_rates_)
+    fbgkm = FBGKMClassifier(**options).fit(X[:60], y[:60])
+    sgpc = SGPCClassifier(**options).fit_from_chains(fbgkm)
+    assert not np.array_equal(sgpc.predict_proba(X), fbgkm.predict_proba(X))  # two predictors
+
+
+def test_only_sparse_estimators_with_equal_parameters_share_chains():
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(40, 2)), np.arange(40) % 2
+    fitted = FBGKMClassifier(**TINY).fit(X, y)
+    with pytest.raises(ValueError, match="k_max"):
+        SGPCClassifier(**{**TINY, "k_max": 12}).fit_from_chains(fitted)
+    with pytest.raises(ValueError, match="BGKM"):
+        BGKMClassifier(**TINY).fit_from_chains(fitted)
+
+
 def test_the_samplers_block_is_the_kernel_of_every_pair_to_rounding():
     """K~ = [1, K(X, X[act])] by one matrix product equals the kernel summed pair by pair
     (rbf_value) on ARD widths, to 1e-13, with each active point's own entry exactly 1."""

@@ -138,6 +138,33 @@ class _GKMClassifier(ClassifierMixin, BaseEstimator):
         self._collect(runs)
         return self
 
+    def fit_from_chains(self, fitted):
+        """Take the chains another sparse estimator of this family ran as this one's fit.
+
+        FBGKM and SGPC run one sampler and differ in their predictions only (ZDJ sec. 4.2:
+        SGPC predicts by the sparse GP predictive of s* on the same active sets), so with equal
+        parameters (``random_state`` included) an SGPC fitted this way predicts exactly as one
+        that ran its own chains, and the other way round.
+
+        Parameters
+        ----------
+        fitted : fitted FBGKMClassifier or SGPCClassifier
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(fitted)
+        if not (self._sparse and fitted._sparse):
+            raise ValueError("only FBGKM and SGPC share chains (BGKM keeps every point active)")
+        mine, theirs = self.get_params(), fitted.get_params()
+        if mine != theirs:
+            differ = sorted(key for key in mine if mine[key] != theirs[key])
+            raise ValueError(f"chains of other parameters: {', '.join(differ)} differ")
+        self.__dict__.update({key: value for key, value in vars(fitted).items()
+                              if key.endswith("_") and not key.startswith("_")})
+        return self
+
     def _start(self, X, width, k_max, seed):
         """The random stream, initial state (eta = g = 1) and settings of one chain."""
         n, p = X.shape

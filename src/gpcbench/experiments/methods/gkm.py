@@ -9,6 +9,11 @@ chains (their 2 x 1,000 kept draws pooled), which the config sets to one, ZDJ se
 T = 1,000 kept draws. The config's method options are passed to the estimator (e.g. n_sweeps,
 k_max, n_chains). Data sets with more than two classes run the ZDJ sec. 6.2 multiclass sampler
 (centred auxiliary matrix, one active set shared by the classes) through the same estimators.
+FBGKM and SGPC of a fold sample their chains once (ZDJ sec. 4.2: SGPC is the FBGKM sampler with
+another predictor): the SGPC job reads the FBGKM job's result of its fold (an upstream
+dependency), takes its seed when their options agree, and fits from the chains that job left
+in the cache of :mod:`gpcbench.experiments.shared_chains`, whose fit seconds the reports add to
+SGPC's time.
 
 Resources (one core, benchmarks/bench_mcmc.py, per chain of 10,000 sweeps): FBGKM / SGPC
 about 10 s at (n, k_max) = (300, 100), 50 s at (500, 200), 3 min at (2000, 200), growing as
@@ -44,6 +49,34 @@ def gkm(method):
     return factory
 
 
+def shared_gkm(method):
+    """FBGKM or SGPC on the fold's one set of chains (gpcbench.experiments.shared_chains)."""
+    def factory(ctx):
+        from gpcbench.experiments.shared_chains import CLASSES
+
+        return CLASSES[method](random_state=chain_seed(ctx), **ctx.options)
+
+    return factory
+
+
+def chain_seed(ctx):
+    """The seed of the fold's FBGKM job when this job's upstream holds its result with this
+    job's options (SGPC's), else this job's own."""
+    for record in ctx.upstream.values():
+        if record.get("options") == ctx.options:
+            return record["seed"]
+    return ctx.seed
+
+
+def fbgkm_of_the_fold(fold, options):
+    return [("fbgkm", fold)]
+
+
+SHARED_CHAINS = {"fbgkm": lambda fold, options: [], "sgpc": fbgkm_of_the_fold}  # -> upstream
+
 for _method, (_label, _) in VARIANTS.items():
-    register(MethodSpec(name=_method, label=_label, factory=gkm(_method),
-                        options=GKM))
+    if _method in SHARED_CHAINS:
+        register(MethodSpec(name=_method, label=_label, factory=shared_gkm(_method),
+                            options=GKM, upstream=SHARED_CHAINS[_method]))
+    else:
+        register(MethodSpec(name=_method, label=_label, factory=gkm(_method), options=GKM))

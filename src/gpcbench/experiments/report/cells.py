@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from gpcbench.config import entry_data, entry_methods, entry_protocol, n_folds
-from gpcbench.experiments.aggregate import diagnostic_value, mean_sd_se, trace_burn_in
+from gpcbench.experiments.aggregate import (diagnostic_value, mean_sd_se, method_seconds,
+                                            trace_burn_in)
 from gpcbench.experiments.ledger import is_current
 
 ERROR_METRICS = ("error", "error_percent", "errors")
@@ -29,7 +30,8 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     ``error`` (fraction), ``error_percent``, ``errors`` (count on the test set),
     ``time_s`` (wall seconds of fit + predict), ``cpu_s`` (the process's CPU seconds of fit +
     predict; NaN for records older than the field), ``sweeps_per_s`` (a sampler's sweeps, all
-    chains, per wall second of fit), ``log_evidence`` (the method's
+    chains, per wall second of fit); each of the three the method's on its own, counting the
+    chains SGPC took from FBGKM (:func:`~gpcbench.experiments.aggregate.method_seconds`), ``log_evidence`` (the method's
     approximate log marginal likelihood), or
     ``hyperparameter:<name>[<index>]`` (a fitted hyperparameter, e.g.
     ``hyperparameter:inverse_lengthscale[1]``), ``diagnostic:<key>[.<key>...]`` (a value of
@@ -44,9 +46,9 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
     if metric == "errors":
         return folds["error"].astype(float) * folds["n_test"].astype(float)
     if metric == "time_s":
-        return folds["fit_s"].astype(float) + folds["predict_s"].astype(float)
+        return method_seconds(folds) + folds["predict_s"].astype(float)
     if metric == "cpu_s":
-        return pd.to_numeric(folds["cpu_s"], errors="coerce")
+        return method_seconds(folds, "cpu_s")
     if metric == "sweeps_per_s":
         return _sweeps_per_second(folds)
     if metric == "log_evidence":
@@ -62,11 +64,12 @@ def metric_values(folds: pd.DataFrame, metric: str) -> pd.Series:
 
 def _sweeps_per_second(folds: pd.DataFrame) -> pd.Series:
     """n_iter (sweeps per chain) x n_chains (the fitted estimator's, as the fold recorded it)
-    / fit seconds; NaN for methods without chains and folds recorded before ``n_chains``."""
+    / fit seconds (:func:`~gpcbench.experiments.aggregate.method_seconds`); NaN for methods
+    without chains and folds recorded before ``n_chains``."""
     n_iter = pd.to_numeric(folds["n_iter"], errors="coerce")
     n_chains = pd.to_numeric(folds.get("n_chains", pd.Series(np.nan, index=folds.index)),
                              errors="coerce")
-    return n_iter * n_chains / folds["fit_s"].astype(float)
+    return n_iter * n_chains / method_seconds(folds)
 
 
 def _hyperparameter(text, metric: str) -> float:
