@@ -55,7 +55,9 @@ def test_sgpc_predicts_from_the_chains_of_the_fbgkm_job_of_its_fold(fold):
     assert sgpc["status"] == "ok"
     chains = sgpc["convergence"]["diagnostics"]["chains"]
     assert chains["sampled_by"] == "fbgkm" and chains["random_state"] == 11
-    assert chains["fit_s"] == pytest.approx(fbgkm["timings"]["fit_s"], rel=0.5)
+    # the chains' seconds are the FBGKM job's sampling, inside that job's fit and CPU intervals
+    assert 0 < chains["fit_s"] <= fbgkm["timings"]["fit_s"]
+    assert 0 < chains["cpu_s"] <= fbgkm["timings"]["cpu_s"]
     assert not list((fold / "chains").glob("*.joblib"))  # the entry is taken
     reference = _sgpc_probabilities(fold, seed=11)
     assert sgpc["metrics"]["error"] == np.mean((reference[:, 1] > 0.5) != np.load(
