@@ -10,7 +10,7 @@ import numpy as np
 
 from gpcbench.config import (ConfigError, check_causes, entry_fold_count, entry_methods,
                              entry_train_size, load_config, method_options, read_causes,
-                             standardizes, validate_config)
+                             run_switch, standardizes, validate_config)
 from gpcbench.data.registry import DATASETS
 
 
@@ -279,3 +279,30 @@ def test_an_entrys_standardize_overrides_the_experiments_but_not_its_raw_input_m
     assert not standardizes(experiment, "b", "fbgkm") and not standardizes(experiment, "b", "knn")
     raw = {"standardize": False, "datasets": {"a": {}, "b": {"standardize": True}}}
     assert not standardizes(raw, "a", "fbgkm") and standardizes(raw, "b", "fbgkm")
+
+
+@pytest.mark.parametrize("word", ["true", "false", "True", "False", "TRUE", "yes", "no", "on",
+                                  "off"])
+def test_a_run_switch_word_reads_as_yaml_reads_it(word):
+    """``snakemake --config reuse_ledger=false`` hands the rule file the string 'false'."""
+    config = {"reuse_ledger": word, "seed": 1}
+    assert run_switch(config, "reuse_ledger", True) is yaml.safe_load(word)
+    assert config == {"seed": 1}  # the switch is not part of the validated config
+
+
+@pytest.mark.parametrize("value, expected", [(0, False), (1, True), ("0", False), ("1", True),
+                                             (False, False), (True, True)])
+def test_a_run_switch_takes_booleans_and_one_or_zero(value, expected):
+    assert run_switch({"partial": value}, "partial", not expected) is expected
+
+
+def test_an_absent_run_switch_is_its_default():
+    assert run_switch({}, "partial", False) is False
+    assert run_switch({}, "reuse_ledger", True) is True
+
+
+@pytest.mark.parametrize("value", ["maybe", "", 2, "tru"])
+def test_a_run_switch_of_another_value_is_named(value):
+    with pytest.raises(ConfigError, match=re.escape(
+            f"config key 'partial': expected true or false, got {value!r}")):
+        run_switch({"partial": value}, "partial", False)

@@ -424,6 +424,34 @@ def test_an_unknown_data_set_target_is_one_line(repo):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("switch, reuses", [((), True), (("reuse_ledger=true",), True),
+                                            (("reuse_ledger=false",), False),
+                                            (("reuse_ledger=False",), False)])
+def test_reuse_ledger_false_on_the_command_line_refits(repo, switch, reuses):
+    """Snakemake hands ``--config reuse_ledger=false`` over as the string 'false'; the fold job
+    must then fit, not copy the ledger's row."""
+    run = subprocess.run([*SNAKEMAKE, "-n", "-p", "--forceall",
+                          "results/cho2015_iris/iris/lda/fold0.json",
+                          "--configfile", "config/smoke.yaml",
+                          *(("--config", *switch) if switch else ())],
+                         cwd=repo, capture_output=True, text=True, check=True)
+    commands = [line for line in run.stdout.splitlines() if " run-fold " in line]
+    assert len(commands) == 1, run.stdout[-2000:]
+    assert ("--reuse-ledger reports/results/cho2015_iris.csv.gz" in commands[0]) is reuses
+
+
+@pytest.mark.slow
+def test_a_run_switch_of_another_value_is_one_line(repo):
+    run = subprocess.run([*SNAKEMAKE, "-n", "all", "--configfile", "config/smoke.yaml",
+                          "--config", "partial=maybe"], cwd=repo, capture_output=True, text=True)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0
+    named = [line for line in out.splitlines() if "partial" in line]
+    assert named == ["gpcbench: config key 'partial': expected true or false, got 'maybe'"], out
+    assert "Traceback" not in out
+
+
+@pytest.mark.slow
 def test_reports_rebuild_from_the_ledger_alone(copy_of_repo, tmp_path):
     """A fresh copy with no results/, data/ or logs/: ``--config from_ledger=true`` runs no
     fold and rewrites every report file byte for byte from reports/results/."""

@@ -41,6 +41,24 @@ def _check_schema(instance, schema: dict, prefix: tuple = ()) -> None:
         raise ConfigError(f"config key '{_key_path(path)}': {error.message}")
 
 
+#: How a run switch may be written on the command line (YAML's boolean words and 1 / 0).
+_SWITCH_WORDS = {"true": True, "yes": True, "on": True, "1": True,
+                 "false": False, "no": False, "off": False, "0": False}
+
+
+def run_switch(config: dict, key: str, default: bool) -> bool:
+    """Remove the on/off run switch ``key`` from ``config`` and return it. ``snakemake --config
+    partial=true`` passes ``true`` as a string (its own parser knows only ``True``), so the
+    words are read as YAML reads them; anything else is a ConfigError naming the key."""
+    value = config.pop(key, default)
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word not in _SWITCH_WORDS:
+        raise ConfigError(f"config key '{key}': expected true or false, got {value!r}")
+    return _SWITCH_WORDS[word]
+
+
 @functools.cache
 def config_schema() -> dict:
     """The JSON schema of a config file (shipped with the package)."""

@@ -7,7 +7,7 @@ from snakemake.exceptions import WorkflowError
 
 from gpcbench.config import (CAUSES_FILE, ConfigError, entry_data, entry_fold_count,
                              entry_methods, entry_protocol, entry_train_size, method_options,
-                             standardizes, validate_config)
+                             run_switch, standardizes, validate_config)
 from gpcbench.data.registry import DATASETS, UnknownDatasetError, raw_sets_for
 from gpcbench.experiments.registry import method_code_hash, method_spec
 from gpcbench.experiments.reuse import current_folds
@@ -19,17 +19,16 @@ PUBLISHED = os.path.join(REPO, "config", "published")
 NOTES = os.path.join(REPO, "docs", "tables")
 READINGS_RUN = config.get("readings", {})
 
-# Rebuild reports/ from the committed fold ledger (see report.smk), not from fold results.
-FROM_LEDGER = bool(config.pop("from_ledger", False))
-# Report the fold results already on disk and run no missing fold (a run still going, or
-# experiments not rerun yet): their folds are counted missing in reports/index.md.
-PARTIAL = bool(config.pop("partial", False))
-# A fold job whose result the committed ledger holds, made by the same code from the same
-# inputs, writes that result instead of fitting (a fresh clone resumes the protocol);
-# --config reuse_ledger=false recomputes every fold.
-REUSE_LEDGER = bool(config.pop("reuse_ledger", True))
-
 try:
+    # Rebuild reports/ from the committed fold ledger (see report.smk), not from fold results.
+    FROM_LEDGER = run_switch(config, "from_ledger", False)
+    # Report the fold results already on disk and run no missing fold (a run still going, or
+    # experiments not rerun yet): their folds are counted missing in reports/index.md.
+    PARTIAL = run_switch(config, "partial", False)
+    # A fold job whose result the committed ledger holds, made by the same code from the same
+    # inputs, writes that result instead of fitting (a fresh clone resumes the protocol);
+    # --config reuse_ledger=false recomputes every fold.
+    REUSE_LEDGER = run_switch(config, "reuse_ledger", True)
     validate_config(config, published_dir=PUBLISHED)
     if workflow.is_main_process:  # a target naming a data set the registry does not know
         check_data_targets(sys.argv[1:])
